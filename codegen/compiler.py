@@ -1,0 +1,131 @@
+"""The whole pipeline, model file to generated files: import, optimise, lower, plan, emit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from codegen import __version__
+from codegen.emit.layout import arena_buffers
+from codegen.emit.render import io_cname, render
+from codegen.errors import KilnError
+from codegen.frontends import load_model
+from codegen.ir.graph import Graph
+from codegen.lower import lower_graph
+from codegen.lower.context import LowerContext, c_identifier
+from codegen.memory import Buffer, Plan, plan_memory
+from codegen.options import CompileOptions
+from codegen.passes.pipeline import run_pipeline
+
+
+@dataclass
+class BuildResult:
+    name: str
+    graph: Graph
+    lowered: LowerContext
+    buffers: list[Buffer]
+    plan: Plan
+    files: dict[str, str]
+    manifest: dict
+
+
+def default_name(model: Path) -> str:
+    return c_identifier(model.stem).lower()
+
+
+def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: str,
+                  model_sha256: str) -> BuildResult:
+    g = run_pipeline(g)
+    lowered = lower_graph(g, options.target)
+    buffers = arena_buffers(lowered)
+    plan = plan_memory(buffers, options.planner)
+    files = render(lowered, plan, name=name, model_file=model_file, model_sha256=model_sha256)
+    manifest = _manifest(lowered, plan, buffers, name, model_file, model_sha256)
+    files[f"{name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    files[f"{name}.memory.md"] = _memory_report(plan, buffers, name)
+    return BuildResult(name, g, lowered, buffers, plan, files, manifest)
+
+
+def compile_model(model: Path, options: CompileOptions) -> BuildResult:
+    data = model.read_bytes()
+    g = load_model(model, options.input_shapes)
+    name = options.name or default_name(model)
+    if not name.isidentifier():
+        raise KilnError(f"--name '{name}' is not a C identifier")
+    try:
+        return compile_graph(g, options, name=name, model_file=model.name,
+                             model_sha256=hashlib.sha256(data).hexdigest())
+    except KilnError as err:
+        raise err.located(str(model)) from None
+
+
+def _io_entry(ctx: LowerContext, name: str) -> dict:
+    v = ctx.g.values[name]
+    q = v.quant
+    return {"name": name, "c_name": io_cname(ctx, name), "dtype": v.dtype, "shape": list(v.shape),
+            "scale": None if q is None else (list(q.scale) if q.per_channel else q.s),
+            "zero_point": None if q is None else (list(q.zero_point) if q.per_channel else q.zp)}
+
+
+def _manifest(ctx: LowerContext, plan: Plan, buffers: list[Buffer], name: str, model_file: str,
+              sha: str) -> dict:
+    return {
+        "name": name,
+        "model_file": model_file,
+        "model_sha256": sha,
+        "kiln_version": __version__,
+        "target": ctx.target.name,
+        "arena_bytes": plan.arena_size,
+        "arena_lower_bound_bytes": plan.lower_bound,
+        "arena_sum_of_buffers_bytes": sum(b.size for b in buffers),
+        "planner": plan.planner,
+        "planner_status": plan.status,
+        "weights_bytes": sum(c.nbytes for c in ctx.consts),
+        "ops": sorted({n.op for n in ctx.g.nodes}),
+        "kernels": sorted({c.kernel for c in ctx.calls}),
+        "fusion_groups": [{"kernel": c.kernel, "call": c.cname, "nodes": list(c.origin)} for c in ctx.calls],
+        "inputs": [_io_entry(ctx, n) for n in ctx.g.inputs],
+        "outputs": [_io_entry(ctx, n) for n in ctx.g.outputs],
+    }
+
+
+def _memory_report(plan: Plan, buffers: list[Buffer], name: str) -> str:
+    lines = [f"# Memory plan of {name}", "",
+             f"- arena: {plan.arena_size} B",
+             f"- lower bound (largest live total): {plan.lower_bound} B",
+             f"- sum of buffer sizes: {sum(b.size for b in buffers)} B",
+             f"- planner: {plan.planner}, status {plan.status}", "",
+             "| buffer | bytes | offset | first step | last step |", "|---|---:|---:|---:|---:|"]
+    for b in sorted(buffers, key=lambda b: (plan.offsets[b.name], b.first)):
+        lines.append(f"| {b.name} | {b.size} | {plan.offsets[b.name]} | {b.first} | {b.last} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_output(files: dict[str, str], out_dir: Path) -> None:
+    """Write all files at once: into a temporary folder first, then moved into place.
+
+    A failure at any point leaves `out_dir` as it was before the build.
+    """
+    out_dir = out_dir.resolve()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        for fname, text in sorted(files.items()):
+            (tmp / fname).write_text(text)
+        os.chmod(tmp, 0o755)
+        if out_dir.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
+            os.rmdir(old)
+            os.rename(out_dir, old)
+            os.rename(tmp, out_dir)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,68 @@
+"""Render contexts: frozen, typed data that the templates only substitute and loop over."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class IOSpec:
+    name: str  # name in the model file
+    cname: str  # C parameter name
+    dtype: str
+    ctype: str
+    shape: tuple[int, ...]
+    elements: int
+    scale: str | None  # C float literal, or None when not quantized
+    zero_point: int | None
+    macro: str  # upper-case prefix of its #defines, e.g. KWS_INPUT_0
+
+
+@dataclass(frozen=True)
+class ParamInit:
+    field: str
+    literal: str
+
+
+@dataclass(frozen=True)
+class CallCtx:
+    cname: str
+    function: str
+    params_type: str
+    params: tuple[ParamInit, ...]
+    args: tuple[str, ...]
+    origin: str  # source node names, for the comment
+
+
+@dataclass(frozen=True)
+class ConstDecl:
+    symbol: str
+    ctype: str
+    length: int
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    kernel: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ModelCtx:
+    name: str
+    guard: str  # include guard / macro prefix, upper case
+    kiln_version: str
+    model_file: str
+    model_sha256: str
+    target: str
+    arena_size: int
+    arena_align: int
+    inputs: tuple[IOSpec, ...]
+    outputs: tuple[IOSpec, ...]
+    system_headers: tuple[str, ...]
+    local_headers: tuple[str, ...]
+    kernels: tuple[KernelSource, ...]
+    consts: tuple[ConstDecl, ...]
+    calls: tuple[CallCtx, ...]
+    weights_bytes: int

@@ -1,0 +1,145 @@
+"""Render the C sources, header, weights and build glue from the lowered program and plan."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jinja2
+
+from codegen import __version__
+from codegen.emit.context import CallCtx, ConstDecl, IOSpec, KernelSource, ModelCtx, ParamInit
+from codegen.emit.layout import scratch_name
+from codegen.emit.literals import c_array_values, c_float, c_int
+from codegen.ir.types import C_TYPES
+from codegen.lower.context import LowerContext, c_identifier
+from codegen.lower.kernel import ConstArray, ParamValue, ScratchArg, TensorArg
+from codegen.memory import Plan
+from codegen.resources import RUNTIME_C, TEMPLATES
+
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    autoescape=False,
+)
+
+
+def kernel_template(kernel: str, variants: tuple[str, ...]) -> str:
+    """The template path of `kernel` for the most specific variant that has one."""
+    for variant in variants:
+        rel = f"kernels/{variant}/{kernel}.c.j2"
+        if (TEMPLATES / rel).is_file():
+            return rel
+    raise FileNotFoundError(f"no template for kernel {kernel} in variants {variants}")
+
+
+def _io_specs(ctx: LowerContext, names: list[str], prefix: str, guard: str) -> tuple[IOSpec, ...]:
+    specs = []
+    for k, name in enumerate(names):
+        v = ctx.g.values[name]
+        q = v.quant
+        specs.append(IOSpec(
+            name=name, cname=io_cname(ctx, name), dtype=v.dtype, ctype=C_TYPES[v.dtype],
+            shape=v.shape, elements=v.size,
+            scale=c_float(q.s) if q is not None and not q.per_channel else None,
+            zero_point=q.zp if q is not None and not q.per_channel else None,
+            macro=f"{guard}_{prefix}_{k}"))
+    return tuple(specs)
+
+
+def io_cname(ctx: LowerContext, name: str) -> str:
+    """C parameter name of a graph input/output: `in_<name>` / `out_<name>`, unique."""
+    kind = "in" if name in ctx.g.inputs else "out"
+    return f"{kind}_{c_identifier(name)}"[:48] + (f"_{(ctx.g.inputs + ctx.g.outputs).index(name)}")
+
+
+class _Resolver:
+    """Turns kernel arguments into C expressions once the memory plan is known."""
+
+    def __init__(self, ctx: LowerContext, plan: Plan, model: str):
+        self.ctx, self.plan, self.model = ctx, plan, model
+
+    def symbol(self, const: ConstArray) -> str:
+        return f"{self.model}_{const.name}"
+
+    def param(self, value: ParamValue) -> str:
+        if isinstance(value, ConstArray):
+            return self.symbol(value)
+        if isinstance(value, tuple):
+            return "{ " + ", ".join(c_int(v) for v in value) + " }"
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        if isinstance(value, float):
+            return c_float(value)
+        return c_int(value)
+
+    def arg(self, step: int, k: int, arg) -> str:
+        if isinstance(arg, ConstArray):
+            return self.symbol(arg)
+        if isinstance(arg, ScratchArg):
+            return f"(void *)&{self.model}_arena[{self.plan.offsets[scratch_name(step, k)]}]"
+        assert isinstance(arg, TensorArg)
+        root = self.ctx.root(arg.value)
+        if self.ctx.is_io(root):
+            return io_cname(self.ctx, root)
+        ctype = C_TYPES[self.ctx.g.values[arg.value].dtype]
+        return f"({ctype} *)(void *)&{self.model}_arena[{self.plan.offsets[root]}]"
+
+
+def _runtime_closure(headers: set[str]) -> list[str]:
+    """Runtime headers needed, including the ones they include themselves."""
+    todo, seen = sorted(headers), set()
+    while todo:
+        h = todo.pop()
+        if h in seen:
+            continue
+        seen.add(h)
+        todo += re.findall(r'#include "([^"]+)"', (RUNTIME_C / h).read_text())
+    return sorted(seen)
+
+
+def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_sha256: str) -> dict[str, str]:
+    """All generated files, by file name."""
+    guard = c_identifier(name).upper()
+    res = _Resolver(ctx, plan, name)
+    headers = {h for call in ctx.calls for h in call.headers}
+    local = {h for h in headers if (RUNTIME_C / h).is_file()}
+    kernels = sorted({c.kernel for c in ctx.calls})
+    model = ModelCtx(
+        name=name, guard=guard, kiln_version=__version__, model_file=model_file,
+        model_sha256=model_sha256, target=ctx.target.name,
+        arena_size=max(plan.arena_size, 1), arena_align=ctx.target.alignment,
+        inputs=_io_specs(ctx, ctx.g.inputs, "INPUT", guard),
+        outputs=_io_specs(ctx, ctx.g.outputs, "OUTPUT", guard),
+        system_headers=tuple(sorted(headers - local)),
+        local_headers=tuple(sorted(local)),
+        kernels=tuple(KernelSource(k, _ENV.get_template(kernel_template(k, ctx.target.variants)).render())
+                      for k in kernels),
+        consts=tuple(ConstDecl(res.symbol(c), C_TYPES[c.dtype], max(c.data.size, 1),
+                               tuple(c_array_values(c.data, c.dtype)) or ("0",))
+                     for c in ctx.consts),
+        calls=tuple(CallCtx(
+            cname=call.cname, function=call.function, params_type=f"{call.function}_params",
+            params=tuple(ParamInit(k, res.param(v)) for k, v in sorted(call.params.items())),
+            args=tuple(res.arg(step, k, a) for k, a in enumerate(call.args)),
+            origin=", ".join(call.origin).replace("*/", "* /"))
+            for step, call in enumerate(ctx.calls)),
+        weights_bytes=sum(c.nbytes for c in ctx.consts),
+    )
+    files = {
+        f"{name}.h": _ENV.get_template("model.h.j2").render(m=model),
+        f"{name}.c": _ENV.get_template("model.c.j2").render(m=model),
+        f"{name}_weights.c": _ENV.get_template("weights.c.j2").render(m=model),
+        "kiln.mk": _ENV.get_template("kiln.mk.j2").render(m=model),
+    }
+    for h in _runtime_closure(local):
+        files[h] = (RUNTIME_C / h).read_text()
+    return files
+
+
+def write_files(files: dict[str, str], out_dir: Path) -> None:
+    for fname, text in sorted(files.items()):
+        (out_dir / fname).write_text(text)

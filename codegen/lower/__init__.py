@@ -1,0 +1,23 @@
+"""Lowering: each node becomes kernel calls for the target, with its constants precomputed."""
+
+from __future__ import annotations
+
+from codegen.errors import KilnError
+from codegen.ir.graph import Graph
+from codegen.lower.context import LowerContext
+from codegen.ops.registry import get_op
+from codegen.targets import Target
+
+
+def lower_graph(g: Graph, target: Target) -> LowerContext:
+    ctx = LowerContext(g, target)
+    for node in g.nodes:
+        op = get_op(node.op)
+        try:
+            op.check(node, g)
+            op.lower(node, ctx)
+        except KilnError as err:
+            if err.node is None:
+                err.node = node.name
+            raise
+    return ctx

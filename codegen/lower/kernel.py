@@ -1,0 +1,55 @@
+"""What lowering produces: kernel calls with their parameters, and the constant arrays they read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class ConstArray:
+    """A constant array placed in flash (`const`), named `<model>_<name>` in the C output."""
+
+    name: str
+    dtype: str
+    data: np.ndarray  # 1-D, already in the layout the kernel reads
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.nbytes)
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """A graph value passed to a kernel: resolved to an arena slice, a user buffer or a constant."""
+
+    value: str
+
+
+@dataclass(frozen=True)
+class ScratchArg:
+    """A kernel-private scratch buffer of `nbytes`, live only during its call."""
+
+    nbytes: int
+
+
+Arg = TensorArg | ConstArray | ScratchArg
+# A parameter of a kernel's `const` params struct: int, float, bool, a constant array (pointer)
+# or a tuple of ints (a small fixed-size array field such as dims[4]).
+ParamValue = int | float | bool | ConstArray | tuple[int, ...]
+
+
+@dataclass
+class KernelCall:
+    """One call in the generated `run` function."""
+
+    cname: str  # readable C name of this call, e.g. "conv2d_3"
+    kernel: str  # template stem, e.g. "conv2d_s8"
+    function: str  # C function the template defines, e.g. "kiln_conv2d_s8"
+    params: dict[str, ParamValue]
+    args: list[Arg]
+    writes: list[str]  # values this call writes (its outputs)
+    origin: tuple[str, ...]  # source-model node names, for the comment at the call
+    headers: tuple[str, ...] = ()  # headers the kernel needs ("math.h", "kiln_quant.h")
+    reads: list[str] = field(default_factory=list)  # values this call reads

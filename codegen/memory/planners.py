@@ -1,0 +1,42 @@
+"""Placement algorithms behind the one interface of buffers.py."""
+
+from __future__ import annotations
+
+from codegen.memory.buffers import Buffer, Plan, align_up, lower_bound
+
+
+def _plan(name: str, buffers: list[Buffer], offsets: dict[str, int]) -> Plan:
+    arena = max((offsets[b.name] + b.size for b in buffers), default=0)
+    bound = lower_bound(buffers)
+    arena = max(arena, 0)
+    return Plan(offsets, arena, bound, name, "OPTIMAL" if arena <= bound else "FEASIBLE")
+
+
+def plan_linear(buffers: list[Buffer]) -> Plan:
+    """Every buffer at its own address: the baseline, no reuse at all."""
+    offsets, top = {}, 0
+    for b in buffers:
+        top = align_up(top, b.align)
+        offsets[b.name] = top
+        top += b.size
+    return _plan("linear", buffers, offsets)
+
+
+def plan_greedy_by_size(buffers: list[Buffer]) -> Plan:
+    """TFLite Micro's algorithm: largest first, each at the lowest gap free during its lifetime."""
+    order = sorted(buffers, key=lambda b: (-b.size, b.first, b.name))
+    placed: list[tuple[int, Buffer]] = []
+    offsets: dict[str, int] = {}
+    for b in order:
+        busy = sorted((off, off + o.size) for off, o in placed if o.overlaps_in_time(b) and o.size)
+        candidate = 0
+        for start, end in busy:
+            if align_up(candidate, b.align) + b.size <= start:
+                break
+            candidate = max(candidate, end)
+        offsets[b.name] = align_up(candidate, b.align)
+        placed.append((offsets[b.name], b))
+    return _plan("greedy", buffers, offsets)
+
+
+PLANNERS = {"linear": plan_linear, "greedy": plan_greedy_by_size}

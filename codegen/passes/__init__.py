@@ -1,0 +1,1 @@
+"""Graph -> Graph passes, one per module, composed in pipeline.py."""
