@@ -52,8 +52,8 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
 
 
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:
-    data = model.read_bytes()
     g = load_model(model, options.input_shapes)
+    data = model.read_bytes()
     name = options.name or default_name(model)
     if not name.isidentifier():
         raise KilnError(f"--name '{name}' is not a C identifier")

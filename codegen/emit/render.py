@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import jinja2
+import numpy as np
 
 from codegen import __version__
 from codegen.emit.context import CallCtx, ConstDecl, IOSpec, KernelSource, ModelCtx, ParamInit
@@ -143,3 +144,24 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
 def write_files(files: dict[str, str], out_dir: Path) -> None:
     for fname, text in sorted(files.items()):
         (out_dir / fname).write_text(text)
+
+
+def render_harness(files: dict[str, str], name: str) -> str:
+    """The host test harness `main` for generated files (not part of the product output)."""
+    import json
+
+    manifest = json.loads(files[f"{name}.manifest.json"])
+
+    def spec(io: dict, prefix: str, k: int) -> IOSpec:
+        return IOSpec(name=io["name"], cname=io["c_name"], dtype=io["dtype"], ctype=C_TYPES[io["dtype"]],
+                      shape=tuple(io["shape"]), elements=int(np.prod(io["shape"], dtype=np.int64)),
+                      scale=None, zero_point=None, macro=f"{prefix}_{k}")
+
+    class _M:
+        pass
+
+    m = _M()
+    m.name = name
+    m.inputs = tuple(spec(io, "IN", k) for k, io in enumerate(manifest["inputs"]))
+    m.outputs = tuple(spec(io, "OUT", k) for k, io in enumerate(manifest["outputs"]))
+    return _ENV.get_template("harness/host_main.c.j2").render(m=m)

@@ -60,6 +60,11 @@ class Op:
         """Raise KilnError when this node's dtypes/attributes have no kernel (default: accept)."""
 
     @classmethod
+    def macs(cls, node: "Node", g: "Graph") -> int:
+        """Multiply-accumulates one execution performs (0 for data movement)."""
+        return 0
+
+    @classmethod
     def lower(cls, node: "Node", ctx: "LowerContext") -> None:
         """Emit kernel calls (or an alias) for this node into `ctx`."""
         raise NotImplementedError

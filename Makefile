@@ -1,0 +1,37 @@
+# Developer entry points. `make demo` and `make test` set everything up on a fresh
+# Debian machine with Python 3.11 (system packages via apt-get when missing, Python
+# packages in .venv) and then do their job.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+MODELS ?= ../shared/models/mlperf_tiny
+# Debian packages the project needs: the host C compiler now, the Arm toolchains and
+# emulators as the Cortex-M / Cortex-A targets use them.
+APT_PACKAGES := gcc make
+
+.PHONY: setup demo test test-slow clean
+
+$(BIN)/kiln: pyproject.toml
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $@
+
+setup: $(BIN)/kiln
+
+# The main job: compile the MLPerf Tiny keyword-spotting model and run it against TFLite Micro.
+demo: setup
+	$(BIN)/kiln build $(MODELS)/kws_ref_model.tflite --target host -o out/kws
+	$(BIN)/kiln verify $(MODELS)/kws_ref_model.tflite --target host --samples 20
+
+test: setup
+	$(BIN)/python -m pytest -q -n auto
+
+test-slow: setup
+	$(BIN)/python -m pytest -q -m slow
+
+clean:
+	rm -rf out

@@ -1,0 +1,160 @@
+"""The `kiln` command: build, run, verify, inspect.
+
+Errors in the user's input are one line on stderr and exit status 2; a verification
+mismatch exits 1; a crash inside Kiln is one line too (use --debug for the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from codegen import __version__
+from codegen.errors import KilnError, VerificationError
+from codegen.targets import available_targets, load_target
+
+
+def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    name, sep, dims = text.rpartition("=")
+    try:
+        shape = tuple(int(d) for d in dims.split(","))
+    except ValueError:
+        shape = ()
+    if not sep or not name or not shape or any(d <= 0 for d in shape):
+        raise argparse.ArgumentTypeError(f"'{text}' is not NAME=d0,d1,... with positive dimensions")
+    return name, shape
+
+
+def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = True) -> None:
+    p.add_argument("model", type=Path, help="model file (.onnx or .tflite)")
+    p.add_argument("--target", default=None if target_required else "host", required=target_required,
+                   help=f"target to compile for ({', '.join(available_targets())})")
+    p.add_argument("--name", help="C prefix of the generated code (default: from the model file name)")
+    p.add_argument("--input-shape", action="append", type=_input_shape, default=[], metavar="NAME=d0,d1,...",
+                   help="fix the shape of an input with unknown dimensions (repeatable)")
+    p.add_argument("--planner", choices=["greedy", "linear"], default="greedy",
+                   help="arena placement algorithm (default: greedy)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="kiln", description="Compile ONNX / TFLite models to C99 for microcontrollers.")
+    ap.add_argument("--version", action="version", version=f"kiln {__version__}")
+    ap.add_argument("--debug", action="store_true", help="show Python tracebacks of internal errors")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("build", help="compile a model into C sources", description="Compile a model into C sources.")
+    _add_compile_options(p)
+    p.add_argument("-o", "--output", type=Path, required=True, help="output folder (replaced as a whole)")
+    p.add_argument("--board", help="board to build for (not available yet)")
+
+    p = sub.add_parser("run", help="build, run on inputs, write outputs as .npy",
+                       description="Build, run on the target (host or emulator) and write outputs as .npy files.")
+    _add_compile_options(p)
+    p.add_argument("--input", type=Path, action="append", required=True, metavar="X.npy",
+                   help="input array, one per model input in order (repeatable)")
+    p.add_argument("--output-dir", type=Path, required=True, help="folder for the output .npy files")
+
+    p = sub.add_parser("verify", help="compare generated code with the reference runtime",
+                       description="Compare generated code with the reference runtime on random inputs; "
+                                   "exit 1 on mismatch.")
+    _add_compile_options(p)
+    p.add_argument("--samples", type=int, default=20, help="number of random inputs (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--sanitize", action="store_true", help="build with AddressSanitizer and UBSan")
+
+    p = sub.add_parser("inspect", help="list ops, support, MACs, parameters, arena bound",
+                       description="List the model's operators and whether Kiln supports them, "
+                                   "MACs, parameter bytes and the activation lower bound.")
+    p.add_argument("model", type=Path, help="model file (.onnx or .tflite)")
+    p.add_argument("--input-shape", action="append", type=_input_shape, default=[], metavar="NAME=d0,d1,...")
+    return ap
+
+
+def _options(args):
+    from codegen.options import CompileOptions
+
+    return CompileOptions(target=load_target(args.target), name=args.name,
+                          input_shapes=dict(args.input_shape), planner=args.planner)
+
+
+def _cmd_build(args) -> int:
+    from codegen.compiler import compile_model, write_output
+
+    if args.board:
+        raise KilnError("--board is not available yet")
+    result = compile_model(args.model, _options(args))
+    write_output(result.files, args.output)
+    m = result.manifest
+    print(f"kiln: wrote {len(result.files)} files to {args.output}: arena {m['arena_bytes']} B "
+          f"(lower bound {m['arena_lower_bound_bytes']} B), weights {m['weights_bytes']} B, "
+          f"{len(m['fusion_groups'])} kernel calls")
+    return 0
+
+
+def _cmd_run(args) -> int:
+    import numpy as np
+
+    from codegen.compiler import compile_model
+    from codegen.lower.context import c_identifier
+    from codegen.verify.run import load_inputs, run_on_target
+
+    options = _options(args)
+    build = compile_model(args.model, options)
+    sample = load_inputs(build, args.input)
+    (outputs,) = run_on_target(build, options, [sample])
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    for io in build.manifest["outputs"]:
+        path = args.output_dir / f"{c_identifier(io['name'])}.npy"
+        np.save(path, outputs[io["name"]])
+        print(f"kiln: {io['name']} -> {path}")
+    return 0
+
+
+def _cmd_verify(args) -> int:
+    from codegen.verify.run import verify_model
+
+    if args.samples < 1:
+        raise KilnError("--samples must be at least 1")
+    res = verify_model(args.model, _options(args), samples=args.samples, seed=args.seed, sanitize=args.sanitize)
+    print(f"kiln verify: {args.model.name} on {args.target} against {res.reference}, {res.samples} samples")
+    for o in res.outputs:
+        exact = o.dtype.startswith("int") or o.dtype.startswith("uint")
+        err = f"max abs error {o.max_abs_error:g}" + ("" if exact else f", relative {o.max_rel_error:.3g}")
+        print(f"  {o.name}: {o.dtype}, {err}, {o.mismatches} of {o.elements} elements out of tolerance"
+              f" -> {'ok' if o.ok else 'MISMATCH'}")
+    if not res.ok:
+        raise VerificationError(f"{args.model}: outputs differ from {res.reference}")
+    print("kiln verify: ok")
+    return 0
+
+
+def _cmd_inspect(args) -> int:
+    from codegen.inspect import inspect_model
+
+    report, ok = inspect_model(args.model, dict(args.input_shape))
+    print(report, end="")
+    return 0
+
+
+COMMANDS = {"build": _cmd_build, "run": _cmd_run, "verify": _cmd_verify, "inspect": _cmd_inspect}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except KilnError as err:
+        print(f"kiln: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except VerificationError as err:
+        print(f"kiln: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # a bug in Kiln: one line unless --debug
+        if args.debug:
+            raise
+        print(f"kiln: internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''} "
+              f"(rerun with --debug for details)", file=sys.stderr)
+        return 70

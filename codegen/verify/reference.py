@@ -1,0 +1,105 @@
+"""Reference runtimes the generated code is compared with.
+
+ONNX models: onnxruntime (one thread). int8 TFLite models: the TFLite Micro interpreter
+(reference kernels: the bit-exact reference of DESIGN.md). float TFLite models: LiteRT.
+These are test-time dependencies, imported only when a comparison is asked for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from codegen.errors import KilnError
+from codegen.frontends import model_format
+
+
+def _missing(package: str) -> KilnError:
+    return KilnError(f"the reference runtime needs the Python package '{package}' "
+                     f"(pip install -e '.[test]')")
+
+
+def run_onnxruntime(model: Path, samples: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise _missing("onnxruntime") from None
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    feeds_names = [i.name for i in sess.get_inputs()]
+    results = []
+    for s in samples:
+        outs = sess.run(names, {k: s[k] for k in feeds_names if k in s})
+        results.append(dict(zip(names, outs)))
+    return results
+
+
+def _tflite_io_names(model: Path) -> tuple[list[str], list[str]]:
+    import tflite
+
+    m = tflite.Model.GetRootAsModel(model.read_bytes(), 0)
+    sg = m.Subgraphs(0)
+    name = lambda i: sg.Tensors(i).Name().decode()  # noqa: E731
+    return ([name(sg.Inputs(k)) for k in range(sg.InputsLength())],
+            [name(sg.Outputs(k)) for k in range(sg.OutputsLength())])
+
+
+def is_quantized_tflite(model: Path) -> bool:
+    import tflite
+
+    m = tflite.Model.GetRootAsModel(model.read_bytes(), 0)
+    sg = m.Subgraphs(0)
+    return any(sg.Tensors(i).Type() in (tflite.TensorType.INT8, tflite.TensorType.INT16,
+                                         tflite.TensorType.UINT8) for i in range(sg.TensorsLength()))
+
+
+def run_tflite_micro(model: Path, samples: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    try:
+        from tflite_micro.python.tflite_micro import runtime
+    except ImportError:
+        raise _missing("tflite-micro") from None
+    in_names, out_names = _tflite_io_names(model)
+    interp = runtime.Interpreter.from_file(str(model))
+    results = []
+    for s in samples:
+        for k, n in enumerate(in_names):
+            d = interp.get_input_details(k)
+            interp.set_input(np.asarray(s[n]).reshape(d["shape"]).astype(d["dtype"]), k)
+        interp.invoke()
+        results.append({n: np.array(interp.get_output(k)) for k, n in enumerate(out_names)})
+        interp.reset()
+    return results
+
+
+def run_litert(model: Path, samples: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        raise _missing("ai-edge-litert") from None
+    interp = Interpreter(model_path=str(model), num_threads=1)
+    interp.allocate_tensors()
+    ins, outs = interp.get_input_details(), interp.get_output_details()
+    in_names, out_names = _tflite_io_names(model)
+    results = []
+    for s in samples:
+        for d, n in zip(ins, in_names):
+            interp.set_tensor(d["index"], np.asarray(s[n]).reshape(d["shape"]).astype(d["dtype"]))
+        interp.invoke()
+        results.append({n: interp.get_tensor(d["index"]).copy() for d, n in zip(outs, out_names)})
+    return results
+
+
+def reference_name(model: Path) -> str:
+    if model_format(model) == "onnx":
+        return "onnxruntime"
+    return "tflite-micro" if is_quantized_tflite(model) else "litert"
+
+
+def run_reference(model: Path, samples: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    runner = {"onnxruntime": run_onnxruntime, "tflite-micro": run_tflite_micro,
+              "litert": run_litert}[reference_name(model)]
+    return runner(model, samples)

@@ -1,0 +1,73 @@
+"""`kiln verify` and `kiln run`: build for a target, run, compare with the reference runtime."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from codegen.compiler import BuildResult, compile_model
+from codegen.errors import KilnError
+from codegen.options import CompileOptions
+from codegen.verify import host
+from codegen.verify.compare import OutputReport, compare_output, merge_reports
+from codegen.verify.reference import reference_name, run_reference
+from codegen.verify.samples import random_samples
+
+
+def run_on_target(build: BuildResult, options: CompileOptions, samples: list[dict[str, np.ndarray]],
+                  *, sanitize: bool = False) -> list[dict[str, np.ndarray]]:
+    """Build the generated code for the target and run it on the samples."""
+    target = options.target
+    if target.runner != "host":
+        raise KilnError(f"running on target '{target.name}' ({target.runner}) is not available yet")
+    with tempfile.TemporaryDirectory(prefix="kiln-run-") as tmp:
+        work = Path(tmp)
+        exe = host.build_host(build.files, build.name, work, cflags=target.cflags, sanitize=sanitize,
+                              cc=target.cc)
+        return host.run_samples(exe, build.manifest, samples, work)
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    reference: str
+    samples: int
+    outputs: list[OutputReport]
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.outputs)
+
+
+def verify_model(model: Path, options: CompileOptions, *, samples: int = 20, seed: int = 0,
+                 sanitize: bool = False) -> VerifyResult:
+    build = compile_model(model, options)
+    inputs = random_samples(build.manifest["inputs"], samples, seed)
+    got = run_on_target(build, options, inputs, sanitize=sanitize)
+    ref = run_reference(model, inputs)
+    reports = []
+    for io in build.manifest["outputs"]:
+        name = io["name"]
+        per_sample = [compare_output(name, g[name], r[name]) for g, r in zip(got, ref)]
+        reports.append(merge_reports(per_sample))
+    return VerifyResult(reference_name(model), samples, reports)
+
+
+def load_inputs(build: BuildResult, paths: list[Path]) -> dict[str, np.ndarray]:
+    inputs = build.manifest["inputs"]
+    if len(paths) != len(inputs):
+        raise KilnError(f"the model has {len(inputs)} input(s) ({', '.join(i['name'] for i in inputs)}); "
+                        f"{len(paths)} --input file(s) given")
+    sample = {}
+    for io, path in zip(inputs, paths):
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as err:
+            raise KilnError(f"cannot read input: {err}", where=str(path)) from None
+        if arr.size != int(np.prod(io["shape"], dtype=np.int64)):
+            raise KilnError(f"input '{io['name']}' takes shape {io['shape']}, file has {list(arr.shape)}",
+                            where=str(path))
+        sample[io["name"]] = arr.reshape(io["shape"])
+    return sample
