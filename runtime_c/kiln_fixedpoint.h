@@ -68,9 +68,10 @@ static inline int16_t kiln_sat_s16(int32_t x)
     return (int16_t)kiln_clamp_s32(x, -32768, 32767);
 }
 
-/* gemmlowp SaturatingRoundingDoublingHighMul (ARM VQRDMULH): round(a * b / 2^31), ties
- * away from zero; INT32_MIN * INT32_MIN saturates to INT32_MAX. The division by 2^31 is
- * written as shifts of a non-negative value, so no 64-bit division helper is called. */
+/* gemmlowp SaturatingRoundingDoublingHighMul (ARM VQRDMULH): a * b / 2^31 rounded to
+ * nearest, ties toward +infinity (gemmlowp's nudge then truncating division); INT32_MIN *
+ * INT32_MIN saturates to INT32_MAX. The division by 2^31 is written as shifts of a
+ * non-negative value, so no 64-bit division helper is called. */
 static inline int32_t kiln_srdhm(int32_t a, int32_t b)
 {
     const int64_t ab = (int64_t)a * (int64_t)b;

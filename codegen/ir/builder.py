@@ -35,15 +35,16 @@ class GraphBuilder:
         self.g = Graph(name)
         self._counter: dict[str, int] = {}
 
-    def _name(self, base: str) -> str:
+    def _name(self, base: str, taken) -> str:
+        """`base`, or `base_N` for the first N that is not in `taken` (stable across runs)."""
         base = re.sub(r"\s+", "_", base) or "v"
-        n = self._counter.get(base, 0)
-        while True:
-            cand = base if n == 0 else f"{base}_{n}"
+        if base not in taken:
+            return base
+        n = self._counter.get(base, 1)
+        while f"{base}_{n}" in taken:
             n += 1
-            if cand not in self.g.values and all(nd.name != cand for nd in self.g.nodes):
-                self._counter[base] = n
-                return cand
+        self._counter[base] = n + 1
+        return f"{base}_{n}"
 
     def input(self, name: str, dtype: str, shape: Sequence[int], quant: Quant | None = None) -> str:
         self.g.add_value(Value(name, dtype, tuple(int(d) for d in shape), quant))
@@ -55,7 +56,7 @@ class GraphBuilder:
         if dtype is not None:
             arr = arr.astype(np_dtype(dtype))
         arr = np.ascontiguousarray(arr)
-        name = name if name not in self.g.values else self._name(name)
+        name = self._name(name, self.g.values)
         self.g.add_value(Value(name, dtype_of(arr), tuple(arr.shape), quant, arr))
         return name
 
@@ -64,8 +65,7 @@ class GraphBuilder:
              origin: Sequence[str] = (), **attrs: Any) -> Any:
         """Append a node; returns its output name (or a list of names for several outputs)."""
         opdef = get_op(op)
-        node_name = name if name is not None and name not in {n.name for n in self.g.nodes} \
-            else self._name(name or op.lower())
+        node_name = self._name(name or op.lower(), {n.name for n in self.g.nodes})
         node = Node(op, node_name, list(inputs), [], node_attrs(opdef, attrs, node_name),
                     tuple(origin) or (node_name,))
         ins = [self.g.values[i] if i else None for i in inputs]
@@ -73,8 +73,7 @@ class GraphBuilder:
         quants = list(quant) if isinstance(quant, (list, tuple)) else [quant] * len(types)
         out_names = list(outputs) if outputs is not None else [None] * len(types)
         for k, (dtype, shape) in enumerate(types):
-            out = out_names[k] if out_names[k] and out_names[k] not in self.g.values \
-                else self._name(out_names[k] or node_name)
+            out = self._name(out_names[k] or node_name, self.g.values)
             self.g.add_value(Value(out, dtype, tuple(int(d) for d in shape), quants[k]))
             node.outputs.append(out)
         self.g.nodes.append(node)

@@ -32,11 +32,24 @@ def align_up(n: int, align: int) -> int:
     return (n + align - 1) // align * align
 
 
+def _live_bytes(live: list[Buffer]) -> int:
+    """Least arena that holds these buffers at once.
+
+    With one alignment for all, every buffer but the topmost also occupies its padding up to
+    the next aligned address; with mixed alignments only the raw sizes are certain.
+    """
+    if not live:
+        return 0
+    if len({b.align for b in live}) > 1:
+        return sum(b.size for b in live)
+    padded = [align_up(b.size, b.align) for b in live]
+    return sum(padded) - max(p - b.size for p, b in zip(padded, live))
+
+
 def lower_bound(buffers: list[Buffer]) -> int:
-    """The largest total of (aligned) bytes live at one step: no plan can use less."""
+    """The largest total of bytes live at one step: no plan can use less."""
     steps = sorted({b.first for b in buffers})
-    return max((sum(align_up(b.size, b.align) for b in buffers if b.first <= t <= b.last) for t in steps),
-               default=0)
+    return max((_live_bytes([b for b in buffers if b.first <= t <= b.last]) for t in steps), default=0)
 
 
 class PlanError(Exception):

@@ -1,9 +1,14 @@
-"""Add: elementwise sum with broadcasting (ONNX Add, TFLite ADD with fused activation)."""
+"""Add: elementwise sum with broadcasting (ONNX Add, TFLite ADD with fused activation).
+
+int8 is TFLM's reference AddFunc: both inputs rescaled to a common scale with 20 bits of
+headroom (per-input multiplier and shift), summed, rescaled to the output, clamped.
+"""
 
 import numpy as np
 
-from codegen.ops.binary import BinaryOp
+from codegen.ops.binary import BinaryOp, add_sub_c_params
 from codegen.ops.registry import register
+from codegen.quant import add_int8, add_sub_params
 
 
 @register
@@ -12,3 +17,11 @@ class Add(BinaryOp):
     kernels = ("add_f32", "add_s8")
     numpy_fn = staticmethod(np.add)
     kernel_stem = "add"
+
+    @classmethod
+    def quant_params(cls, node, scales, zps):
+        return add_sub_params("add", scales[0], zps[0], scales[1], zps[1], scales[2], zps[2],
+                              node.attrs["activation"])
+
+    int8_fn = staticmethod(add_int8)
+    c_params = staticmethod(add_sub_c_params)

@@ -1,12 +1,15 @@
 """Elementwise binary ops with numpy broadcasting (Add, Sub, Mul): the shared part.
 
 float32: one loop over up to four coalesced dimensions with per-input strides.
-int8: TFLite's fixed-point arithmetic (codegen.quant), inputs and output per-tensor quantized.
+int8: TFLite's fixed-point arithmetic (codegen.quant), inputs and output per-tensor quantized;
+the same broadcasting loop calls the per-element function of runtime_c/kiln_quant.h with the
+constants TFLM's Prepare would compute. TFLM's broadcasting kernels apply the same function to
+every element, so walking the broadcast differently does not change a single bit.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -14,7 +17,7 @@ from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.lower.context import LowerContext
 from codegen.ops.common import (apply_float_activation, broadcast_plan, broadcast_shape,
-                                float_activation, require_dtypes)
+                                check_activation, float_activation, quant_of, require_dtypes)
 from codegen.ops.registry import Op, OpKind
 
 
@@ -35,12 +38,48 @@ class BinaryOp(Op):
     @classmethod
     def check(cls, node: Node, g: Graph) -> None:
         dtype = require_dtypes(node, g, ("float32", "int8"))
+        check_activation(node)
         if dtype == "int8":
             cls.check_int8(node, g)
 
     @classmethod
     def check_int8(cls, node: Node, g: Graph) -> None:
-        raise KilnError(f"int8 {node.op} is not supported yet", node=node.name)
+        """Every tensor per-tensor quantized with an int8 zero point; TFLM accepts the scales."""
+        for name in (*node.inputs, node.outputs[0]):
+            q = quant_of(g, name, node)
+            if q.per_channel:
+                raise KilnError(f"int8 {node.op} needs per-tensor quantization of '{name}'",
+                                node=node.name)
+            if not -128 <= q.zp <= 127:
+                raise KilnError(f"zero point {q.zp} of '{name}' is outside the int8 range",
+                                node=node.name)
+        cls.int8_params(node, g)
+
+    # -- int8: the per-op parts --------------------------------------------------------------
+    @classmethod
+    def quant_params(cls, node: Node, scales: list[float], zps: list[int]) -> Any:
+        """codegen.quant's constants (AddSubParams / MulParams) for (a, b, out) quantization."""
+        raise NotImplementedError
+
+    @classmethod
+    def int8_fn(cls, a: np.ndarray, b: np.ndarray, params: Any) -> np.ndarray:
+        """codegen.quant's bit-exact numpy kernel (add_int8 / sub_int8 / mul_int8)."""
+        raise NotImplementedError
+
+    @classmethod
+    def c_params(cls, params: Any) -> dict[str, int]:
+        """The fields of the kernel's `q` struct (kiln_add_params / kiln_mul_params) by name."""
+        raise NotImplementedError
+
+    # -- int8: shared ------------------------------------------------------------------------
+    @classmethod
+    def int8_params(cls, node: Node, g: Graph) -> Any:
+        qs = [quant_of(g, name, node) for name in (*node.inputs, node.outputs[0])]
+        try:
+            return cls.quant_params(node, [q.s for q in qs], [q.zp for q in qs])
+        except KilnError as err:
+            err.node = err.node or node.name
+            raise
 
     @classmethod
     def reference(cls, node, args, g):
@@ -51,7 +90,8 @@ class BinaryOp(Op):
 
     @classmethod
     def reference_int8(cls, node: Node, a: np.ndarray, b: np.ndarray, g: Graph) -> np.ndarray:
-        raise NotImplementedError
+        out = cls.int8_fn(a, b, cls.int8_params(node, g))
+        return np.broadcast_to(out, g.values[node.outputs[0]].shape).astype(np.int8)
 
     @classmethod
     def loop_params(cls, node: Node, ctx: LowerContext) -> dict:
@@ -74,4 +114,22 @@ class BinaryOp(Op):
 
     @classmethod
     def lower_int8(cls, node: Node, ctx: LowerContext) -> None:
-        raise NotImplementedError
+        """One `<stem>_s8` call; the constants fill the nested `q` struct by designator."""
+        q = cls.c_params(cls.int8_params(node, ctx.g))
+        params = {**cls.loop_params(node, ctx), **{f"q.{k}": v for k, v in q.items()}}
+        a, b = node.inputs
+        ctx.call(node, f"{cls.kernel_stem}_s8", params,
+                 [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])],
+                 headers=("kiln_quant.h",))
+
+
+def add_sub_c_params(p) -> dict[str, int]:
+    """codegen.quant.AddSubParams as the fields of kiln_quant.h's kiln_add_params."""
+    return {"left_shift": p.left_shift,
+            "input1_offset": p.input1_offset, "input1_multiplier": p.input1_multiplier,
+            "input1_shift": p.input1_shift,
+            "input2_offset": p.input2_offset, "input2_multiplier": p.input2_multiplier,
+            "input2_shift": p.input2_shift,
+            "output_offset": p.output_offset, "output_multiplier": p.output_multiplier,
+            "output_shift": p.output_shift,
+            "act_min": p.activation_min, "act_max": p.activation_max}

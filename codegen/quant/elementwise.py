@@ -49,8 +49,9 @@ def mul_int8(x1, x2, params: MulParams) -> np.ndarray:
 def round_half_away_f32(v) -> np.ndarray:
     """C `roundf` on float32 values, exactly (returns float64 holding the integers)."""
     v = np.asarray(v, dtype=np.float32).astype(np.float64)
-    mag = np.floor(np.abs(v))
-    mag = mag + (np.abs(v) - mag >= 0.5)
+    with np.errstate(invalid="ignore"):  # inf - inf for infinite inputs; result stays inf
+        mag = np.floor(np.abs(v))
+        mag = mag + (np.abs(v) - mag >= 0.5)
     return np.copysign(mag, v)
 
 

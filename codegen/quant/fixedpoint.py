@@ -46,10 +46,10 @@ def _trunc_div_pow2(x: np.ndarray, bits: int) -> np.ndarray:
 
 
 def saturating_rounding_doubling_high_mul(a, b) -> np.ndarray:
-    """gemmlowp SaturatingRoundingDoublingHighMul (ARM VQRDMULH): round(a*b / 2**31).
+    """gemmlowp SaturatingRoundingDoublingHighMul (ARM VQRDMULH): a*b / 2**31 rounded to
+    nearest with ties toward +infinity (0.5 -> 1, -0.5 -> 0).
 
-    Ties are rounded away from zero; INT32_MIN * INT32_MIN, the one product that does not
-    fit, saturates to INT32_MAX.
+    INT32_MIN * INT32_MIN, the one product whose result does not fit, saturates to INT32_MAX.
     """
     a, b = np.broadcast_arrays(_i64(a), _i64(b))
     ab = a * b

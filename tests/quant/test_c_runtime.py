@@ -73,6 +73,10 @@ def test_primitives(driver):
         u = int(x) & 0xFFFFFFFF >> int(rng.integers(0, 32))
         cases.append((f"clz {u}", str(fp.count_leading_zeros_u32(u))))
     cases.append(("srdhm -2147483648 -2147483648", "2147483647"))
+    for k in range(-300, 300):  # products that are exact ties: odd multiples of 2**30
+        x, y = (2 * k + 1) << 15, 1 << 15
+        cases.append((f"srdhm {x} {y}", str(fp.saturating_rounding_doubling_high_mul(x, y))))
+        cases.append((f"rdbpot {2 * k + 1} 1", str(fp.rounding_divide_by_pot(2 * k + 1, 1))))
     for _ in range(500):
         count = int(rng.integers(1, 65))
         acc = int(rng.integers(-128 * count, 127 * count, endpoint=True))

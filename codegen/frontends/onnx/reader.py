@@ -1,0 +1,199 @@
+"""Reading an ONNX model file: the protobuf, its external data, its opset and its nodes.
+
+Everything that can go wrong with the file itself (not a protobuf, truncated, missing external
+data, an opset Kiln does not know, dangling or cyclic node inputs) becomes one KilnError line
+here, so that the converters only ever see a well-formed, topologically ordered graph.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import external_data_helper, helper, numpy_helper
+
+from codegen.errors import KilnError
+
+MIN_OPSET = 7  # Kiln maps the semantics of ai.onnx opsets 7 and later (tested up to 21)
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+@dataclass
+class OnnxNode:
+    """One ONNX node with its attributes decoded to Python values; '' marks an absent input."""
+
+    op_type: str
+    name: str  # node.name, or <op_type>_<index> when the model leaves it empty
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    domain: str = ""
+    proto: onnx.NodeProto | None = None
+
+    @property
+    def full_type(self) -> str:
+        """The op type as users know it: custom domains prefixed (com.microsoft.FusedConv)."""
+        return self.op_type if self.domain in DEFAULT_DOMAINS else f"{self.domain}.{self.op_type}"
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        return self.attrs.get(key, default)
+
+    def input(self, i: int) -> str:
+        """The i-th input name, '' when absent (optional inputs may be missing or empty)."""
+        return self.inputs[i] if i < len(self.inputs) else ""
+
+    def error(self, message: str) -> KilnError:
+        return KilnError(f"{self.op_type}: {message}", node=self.name)
+
+
+@dataclass
+class OnnxModel:
+    """What the converters need from the file: opset, initializers, real inputs, sorted nodes."""
+
+    name: str
+    opset: int
+    initializers: dict[str, onnx.TensorProto]
+    inputs: list[onnx.ValueInfoProto]  # graph inputs that are not initializers
+    outputs: list[onnx.ValueInfoProto]
+    nodes: list[OnnxNode]  # in a valid execution order
+
+
+def read_proto(path: Path) -> onnx.ModelProto:
+    """The model protobuf with its external data loaded from the model's folder."""
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except OSError as err:
+        raise KilnError(f"cannot read model: {err.strerror or err}") from None
+    except Exception as err:  # DecodeError, RuntimeError from the C++ parser, ...
+        raise KilnError(f"not a valid ONNX model (protobuf does not parse: {_short(err)})") from None
+    if not model.HasField("graph") or model.ir_version <= 0:
+        raise KilnError("not a valid ONNX model (no graph or IR version)")
+    if any(external_data_helper.uses_external_data(t)
+           for t in external_data_helper._get_all_tensors(model)):
+        try:
+            external_data_helper.load_external_data_for_model(model, str(path.resolve().parent))
+        except Exception as err:
+            raise KilnError(f"cannot load external tensor data: {_short(err)}") from None
+    return model
+
+
+def _short(err: Exception) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
+
+
+def opset_of(model: onnx.ModelProto) -> int:
+    versions = [op.version for op in model.opset_import if op.domain in DEFAULT_DOMAINS]
+    if not versions:
+        return MIN_OPSET if not model.opset_import else _refuse_opset(None)
+    version = max(versions)
+    if version < MIN_OPSET:
+        _refuse_opset(version)
+    return version
+
+
+def _refuse_opset(version: int | None) -> int:
+    raise KilnError(f"ONNX opset {version} is not supported (Kiln reads opset {MIN_OPSET} and later)")
+
+
+def read_model(path: Path) -> OnnxModel:
+    return parse_model(read_proto(path), default_name=path.stem)
+
+
+def parse_model(model: onnx.ModelProto, default_name: str = "model") -> OnnxModel:
+    graph = model.graph
+    opset = opset_of(model)
+    inits = {t.name: t for t in graph.initializer}
+    inputs = [vi for vi in graph.input if vi.name not in inits]
+    nodes = [_node(n, i) for i, n in enumerate(graph.node)]
+    _unique_node_names(nodes)
+    known = set(inits) | {vi.name for vi in inputs}
+    nodes = topological_order(nodes, known)
+    produced = known | {o for n in nodes for o in n.outputs if o}
+    for vi in graph.output:
+        if vi.name not in produced:
+            raise KilnError("graph output is computed by no node", node=vi.name)
+    return OnnxModel(graph.name or default_name, opset, inits, inputs, list(graph.output), nodes)
+
+
+def _node(proto: onnx.NodeProto, index: int) -> OnnxNode:
+    name = proto.name or f"{proto.op_type}_{index}"
+    attrs = {}
+    for a in proto.attribute:
+        try:
+            value = helper.get_attribute_value(a)
+        except Exception as err:
+            raise KilnError(f"attribute '{a.name}' cannot be read: {_short(err)}", node=name) from None
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", errors="replace")
+        elif isinstance(value, list) and value and isinstance(value[0], bytes):
+            value = [v.decode("utf-8", errors="replace") for v in value]
+        attrs[a.name] = value
+    return OnnxNode(proto.op_type, name, list(proto.input), list(proto.output), attrs,
+                    proto.domain, proto)
+
+
+def _unique_node_names(nodes: list[OnnxNode]) -> None:
+    """Kiln names nodes after the model; a name used twice gets a suffix to stay traceable."""
+    seen: dict[str, int] = {}
+    for n in nodes:
+        k = seen.get(n.name, 0)
+        seen[n.name] = k + 1
+        if k:
+            n.name = f"{n.name}_{k}"
+
+
+def topological_order(nodes: list[OnnxNode], known: set[str]) -> list[OnnxNode]:
+    """The nodes in an execution order, as close to the file's order as possible.
+
+    Refuses tensors produced twice, inputs that nothing defines and cycles.
+    """
+    producer: dict[str, int] = {}
+    for i, n in enumerate(nodes):
+        for out in n.outputs:
+            if not out:
+                continue
+            if out in known or out in producer:
+                raise KilnError(f"tensor '{out}' is defined more than once", node=n.name)
+            producer[out] = i
+    waiting = [0] * len(nodes)
+    users: list[list[int]] = [[] for _ in nodes]
+    for i, n in enumerate(nodes):
+        for name in dict.fromkeys(x for x in n.inputs if x):
+            if name in producer:
+                waiting[i] += 1
+                users[producer[name]].append(i)
+            elif name not in known:
+                raise KilnError(f"{n.op_type}: input '{name}' is not a graph input, an initializer "
+                                f"or the output of any node", node=n.name)
+    ready = [i for i, w in enumerate(waiting) if w == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(nodes[i])
+        for j in users[i]:
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                heapq.heappush(ready, j)
+    if len(order) != len(nodes):
+        stuck = next(n for i, n in enumerate(nodes) if waiting[i] > 0)
+        raise KilnError(f"{stuck.op_type}: the graph has a cycle through this node", node=stuck.name)
+    return order
+
+
+def tensor_array(t: onnx.TensorProto, where: str) -> np.ndarray:
+    """An initializer or Constant tensor as a numpy array (KilnError when it cannot be read)."""
+    if t.data_location == onnx.TensorProto.EXTERNAL and not t.raw_data:
+        raise KilnError("external tensor data was not loaded", node=where)
+    try:
+        return np.asarray(numpy_helper.to_array(t))
+    except Exception as err:
+        raise KilnError(f"tensor '{t.name or where}' cannot be read: {_short(err)}", node=where) from None
+
+
+ELEM_TYPE_NAMES = {v: k.lower() for k, v in onnx.TensorProto.DataType.items()}

@@ -1,0 +1,27 @@
+"""Sub: elementwise difference a - b with broadcasting (ONNX Sub, TFLite SUB).
+
+int8 is TFLM's reference SubElementwise: Add's arithmetic with the second term subtracted,
+but its rescale factors are computed in float32 (TFLM's CalculateOpDataSub), not double.
+"""
+
+import numpy as np
+
+from codegen.ops.binary import BinaryOp, add_sub_c_params
+from codegen.ops.registry import register
+from codegen.quant import add_sub_params, sub_int8
+
+
+@register
+class Sub(BinaryOp):
+    name = "Sub"
+    kernels = ("sub_f32", "sub_s8")
+    numpy_fn = staticmethod(np.subtract)
+    kernel_stem = "sub"
+
+    @classmethod
+    def quant_params(cls, node, scales, zps):
+        return add_sub_params("sub", scales[0], zps[0], scales[1], zps[1], scales[2], zps[2],
+                              node.attrs["activation"])
+
+    int8_fn = staticmethod(sub_int8)
+    c_params = staticmethod(add_sub_c_params)
