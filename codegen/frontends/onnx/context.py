@@ -1,0 +1,151 @@
+"""The converter registry and the state every converter works on.
+
+A converter is one small function `(ctx, node) -> None` registered for one or more ONNX op
+types with `@converter(...)`. It reads its inputs through the context (Kiln value names,
+shapes, constant data), adds Kiln nodes with `ctx.add` and binds the ONNX output names.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import onnx
+
+from codegen.errors import KilnError
+from codegen.ir.builder import GraphBuilder, dtype_of
+from codegen.ir.types import Quant, Value
+from codegen.frontends.onnx.reader import OnnxNode, tensor_array
+
+Converter = Callable[["ConvertContext", OnnxNode], None]
+
+# ONNX op type -> converter; filled by the ops_* modules of this package.
+CONVERTERS: dict[str, Converter] = {}
+
+
+def converter(*op_types: str) -> Callable[[Converter], Converter]:
+    def register(fn: Converter) -> Converter:
+        for op_type in op_types:
+            if op_type in CONVERTERS:
+                raise ValueError(f"ONNX converter for {op_type} registered twice")
+            CONVERTERS[op_type] = fn
+        return fn
+    return register
+
+
+class ConvertContext:
+    """Maps ONNX tensor names to Kiln values and constant data while a graph is built.
+
+    Constants (initializers, Constant nodes, folded results) stay numpy arrays until a Kiln
+    node reads them, so shape tensors and the like never become graph constants.
+    """
+
+    def __init__(self, builder: GraphBuilder, opset: int, initializers: dict[str, onnx.TensorProto],
+                 reserved: set[str]):
+        self.b = builder
+        self.opset = opset
+        self._init_protos = dict(initializers)
+        self._consts: dict[str, np.ndarray] = {}
+        self._kiln: dict[str, str] = {}  # ONNX tensor name -> Kiln value name
+        self._reserved = reserved  # every ONNX tensor name: generated names avoid them
+
+    # -- reading tensors -----------------------------------------------------------------
+    def known(self, name: str) -> bool:
+        return name in self._kiln or self.is_const(name)
+
+    def is_const(self, name: str) -> bool:
+        return name in self._consts or name in self._init_protos
+
+    def const(self, name: str) -> np.ndarray | None:
+        """The data of a constant tensor, None for a computed one (or an absent input '')."""
+        if not name:
+            return None
+        if name not in self._consts and name in self._init_protos:
+            self._consts[name] = tensor_array(self._init_protos.pop(name), name)
+        return self._consts.get(name)
+
+    def require_const(self, node: OnnxNode, index: int, what: str) -> np.ndarray:
+        data = self.const(node.input(index))
+        if data is None:
+            raise node.error(f"{what} (input {index}, '{node.input(index)}') must be a constant")
+        return data
+
+    def value(self, name: str) -> Value:
+        data = self.const(name)
+        if data is not None and name not in self._kiln:
+            return Value(name, _dtype_name(data), tuple(data.shape), None, data)
+        return self.b.g.values[self.kiln(name)]
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return tuple(self.value(name).shape)
+
+    def dtype(self, name: str) -> str:
+        return self.value(name).dtype
+
+    def kiln(self, name: str) -> str:
+        """The Kiln value holding an ONNX tensor; constants become graph constants on first use."""
+        if name in self._kiln:
+            return self._kiln[name]
+        data = self.const(name)
+        if data is None:
+            raise KilnError(f"tensor '{name}' has no value yet (internal ordering error)")
+        try:
+            kname = self.b.const(self.fresh(name) if name in self.b.g.values else name, data)
+        except ValueError:
+            raise KilnError(f"constant of dtype {data.dtype} is not supported", node=name) from None
+        self._kiln[name] = kname
+        return kname
+
+    # -- defining tensors ----------------------------------------------------------------
+    def bind(self, onnx_name: str, kiln_name: str) -> None:
+        """Let an ONNX tensor name a Kiln value that already exists."""
+        if onnx_name:
+            self._kiln[onnx_name] = kiln_name
+
+    def alias(self, onnx_out: str, onnx_in: str) -> None:
+        """Let an ONNX output stand for an ONNX input unchanged (Identity, Dropout)."""
+        data = self.const(onnx_in)
+        if data is not None and onnx_in not in self._kiln:
+            self.bind_const(onnx_out, data)
+        elif onnx_out:
+            self._kiln[onnx_out] = self.kiln(onnx_in)
+
+    def bind_const(self, onnx_name: str, data: np.ndarray) -> None:
+        if onnx_name:
+            self._consts[onnx_name] = np.asarray(data)
+
+    def fresh(self, base: str) -> str:
+        """A new name for a value or node, clashing with no ONNX tensor name."""
+        taken = self.b.g.values
+        names = {n.name for n in self.b.g.nodes}
+        cand, i = base, 0
+        while cand in taken or cand in self._reserved or cand in names:
+            i += 1
+            cand = f"{base}_{i}"
+        return cand
+
+    def weight(self, node: OnnxNode, role: str, data: np.ndarray) -> str:
+        """A Kiln constant derived at import time (transposed weights, folded bias, ...)."""
+        return self.b.const(self.fresh(f"{node.name}_{role}"), np.ascontiguousarray(data))
+
+    def add(self, node: OnnxNode, op: str, inputs: Sequence[str], *, out: str | None = None,
+            role: str = "", quant: Quant | None = None, **attrs: Any) -> str:
+        """Append one Kiln node standing for (part of) `node`; returns its output value name.
+
+        `inputs` are Kiln value names (use ctx.kiln(onnx_name)); `out` is the ONNX output it
+        defines, if any; `role` tells apart the several Kiln nodes of one ONNX node.
+        """
+        name = f"{node.name}_{role}" if role else node.name
+        out_name = out if out and out not in self.b.g.values else self.fresh(name if role else f"{name}_out")
+        result = self.b.node(op, list(inputs), name=name, outputs=[out_name], quant=quant,
+                             origin=(node.name,), **attrs)
+        if out:
+            self._kiln[out] = result
+        return result
+
+
+def _dtype_name(data: np.ndarray) -> str:
+    try:
+        return dtype_of(data)
+    except ValueError:
+        return str(data.dtype)
