@@ -14,7 +14,7 @@ from codegen.quant import add_int8, add_sub_params
 @register
 class Add(BinaryOp):
     name = "Add"
-    kernels = ("add_f32", "add_s8")
+    kernels = ("add_f32", "add_bcast_s8")
     numpy_fn = staticmethod(np.add)
     kernel_stem = "add"
 

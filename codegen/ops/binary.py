@@ -26,7 +26,9 @@ class BinaryOp(Op):
     attributes = {"activation": "none"}
     arity = (2, 2)
     numpy_fn: ClassVar = None
-    kernel_stem: ClassVar[str]  # "add" -> kernels add_f32 / add_s8
+    # "add" -> kernels add_f32 / add_bcast_s8 (not add_s8: kiln_quant.h already defines
+    # kiln_add_s8, the per-element function the int8 kernel calls)
+    kernel_stem: ClassVar[str]
 
     @classmethod
     def infer(cls, node, ins):
@@ -114,11 +116,11 @@ class BinaryOp(Op):
 
     @classmethod
     def lower_int8(cls, node: Node, ctx: LowerContext) -> None:
-        """One `<stem>_s8` call; the constants fill the nested `q` struct by designator."""
+        """One `<stem>_bcast_s8` call; the constants fill its nested `q` struct by designator."""
         q = cls.c_params(cls.int8_params(node, ctx.g))
         params = {**cls.loop_params(node, ctx), **{f"q.{k}": v for k, v in q.items()}}
         a, b = node.inputs
-        ctx.call(node, f"{cls.kernel_stem}_s8", params,
+        ctx.call(node, f"{cls.kernel_stem}_bcast_s8", params,
                  [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])],
                  headers=("kiln_quant.h",))
 

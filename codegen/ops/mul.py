@@ -14,7 +14,7 @@ from codegen.quant import mul_int8, mul_params
 @register
 class Mul(BinaryOp):
     name = "Mul"
-    kernels = ("mul_f32", "mul_s8")
+    kernels = ("mul_f32", "mul_bcast_s8")
     numpy_fn = staticmethod(np.multiply)
     kernel_stem = "mul"
 

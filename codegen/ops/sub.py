@@ -14,7 +14,7 @@ from codegen.quant import add_sub_params, sub_int8
 @register
 class Sub(BinaryOp):
     name = "Sub"
-    kernels = ("sub_f32", "sub_s8")
+    kernels = ("sub_f32", "sub_bcast_s8")
     numpy_fn = staticmethod(np.subtract)
     kernel_stem = "sub"
 

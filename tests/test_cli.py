@@ -1,0 +1,127 @@
+"""The `kiln` command end to end: outputs, errors, atomic writes, determinism."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+KILN = [sys.executable, "-m", "codegen"]
+
+
+def kiln(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*KILN, *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def unsupported_onnx(tmp_path_factory) -> Path:
+    """A model with two unsupported operators among supported ones."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu_ok"),
+             helper.make_node("Hardmax", ["a"], ["b"], name="first_bad"),
+             helper.make_node("Relu", ["b"], ["c"], name="relu_ok2"),
+             helper.make_node("Round", ["c"], ["y"], name="second_bad")]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    path = tmp_path_factory.mktemp("m") / "unsupported.onnx"
+    onnx.save(model, path)
+    return path
+
+
+def test_every_subcommand_has_help():
+    for cmd in ("build", "run", "verify", "inspect"):
+        proc = kiln(cmd, "--help")
+        assert proc.returncode == 0 and "usage: kiln " + cmd in proc.stdout
+
+
+def test_build_writes_the_contracted_files(models_dir, tmp_path):
+    out = tmp_path / "gen"
+    proc = kiln("build", models_dir / "kws_ref_model.tflite", "--target", "host", "-o", out, "--name", "kws")
+    assert proc.returncode == 0, proc.stderr
+    names = {p.name for p in out.iterdir()}
+    assert {"kws.h", "kws.c", "kws_weights.c", "kws.manifest.json", "kws.memory.md", "kiln.mk"} <= names
+    m = json.loads((out / "kws.manifest.json").read_text())
+    for key in ("arena_bytes", "arena_lower_bound_bytes", "planner_status", "weights_bytes", "ops", "kernels",
+                "inputs", "outputs", "fusion_groups", "target", "kiln_version", "model_sha256"):
+        assert key in m
+    assert m["inputs"][0]["dtype"] == "int8" and m["inputs"][0]["shape"] == [1, 49, 10, 1]
+    assert m["arena_lower_bound_bytes"] <= m["arena_bytes"]
+    header = (out / "kws.h").read_text()
+    assert "#define KWS_ARENA_SIZE" in header and "int kws_run(" in header
+    assert m["model_sha256"] in header
+
+
+def test_build_is_byte_identical_across_runs_and_hash_seeds(models_dir, tmp_path):
+    outs = []
+    for seed in ("0", "12345"):
+        out = tmp_path / f"gen{seed}"
+        proc = kiln("build", models_dir / "pretrainedResnet_quant.tflite", "--target", "host", "-o", out,
+                    env={"PYTHONHASHSEED": seed})
+        assert proc.returncode == 0, proc.stderr
+        outs.append({p.name: p.read_bytes() for p in out.iterdir()})
+    assert outs[0] == outs[1]
+    assert not any(str(tmp_path).encode() in data for data in outs[0].values())
+
+
+def test_inspect_lists_every_unsupported_op_with_its_node(unsupported_onnx):
+    proc = kiln("inspect", unsupported_onnx)
+    assert proc.returncode == 0, proc.stderr
+    assert "Hardmax (node 'first_bad')" in proc.stdout
+    assert "Round (node 'second_bad')" in proc.stdout
+    assert "unsupported: 2 node(s)" in proc.stdout
+
+
+def test_build_of_unsupported_model_fails_cleanly_and_writes_nothing(unsupported_onnx, tmp_path):
+    out = tmp_path / "gen"
+    proc = kiln("build", unsupported_onnx, "--target", "host", "-o", out)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert "first_bad" in lines[0] and "second_bad" in lines[0] and "unsupported.onnx" in lines[0]
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_build_leaves_previous_output_untouched(models_dir, unsupported_onnx, tmp_path):
+    out = tmp_path / "gen"
+    assert kiln("build", models_dir / "ad01_int8.tflite", "--target", "host", "-o", out).returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert kiln("build", unsupported_onnx, "--target", "host", "-o", out).returncode == 2
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_bad_input_is_one_line_without_traceback(tmp_path):
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"\x08\x07this is not a model" * 10)
+    for args in (["build", garbage, "--target", "host", "-o", tmp_path / "o"],
+                 ["build", tmp_path / "missing.tflite", "--target", "host", "-o", tmp_path / "o"],
+                 ["inspect", garbage],
+                 ["build", garbage, "--target", "no-such-target", "-o", tmp_path / "o"]):
+        proc = kiln(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_run_writes_outputs_as_npy(models_dir, tmp_path):
+    import numpy as np
+
+    x = np.random.default_rng(1).integers(-128, 128, (1, 640), dtype=np.int8)
+    np.save(tmp_path / "x.npy", x)
+    proc = kiln("run", models_dir / "ad01_int8.tflite", "--target", "host", "--input", tmp_path / "x.npy",
+                "--output-dir", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    (npy,) = list((tmp_path / "out").glob("*.npy"))
+    from codegen.verify.reference import _tflite_io_names, run_tflite_micro
+
+    model = models_dir / "ad01_int8.tflite"
+    (in_name,), (out_name,) = _tflite_io_names(model)
+    (ref,) = run_tflite_micro(model, [{in_name: x}])
+    np.testing.assert_array_equal(np.load(npy), ref[out_name])
