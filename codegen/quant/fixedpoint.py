@@ -13,7 +13,7 @@ Conventions:
   gemmlowp's raw `a + b`), we wrap to 32 bits too: that is what the compiled TFLM does on
   every target we care about, and the C mirror does it without undefined behaviour.
 - TFLM is built *without* `TFLITE_SINGLE_ROUNDING` (the `tflite-micro` pip package too; see
-  tests/quant/test_tflm_ops.py), so `multiply_by_quantized_multiplier` is the double-rounding
+  tests/quant/test_quant_vs_tflm.py), so `multiply_by_quantized_multiplier` is the double-rounding
   variant: a rounding doubling high multiply, then a rounding right shift.
 """
 

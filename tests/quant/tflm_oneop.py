@@ -31,8 +31,17 @@ class T:
     zero_point: int = 0
 
 
-def _options(opcode, activation: str, beta: float):
-    """The builtin options table an op needs, or (None, None)."""
+def _options(opcode, activation: str, beta: float, pool: tuple | None):
+    """The builtin options table an op needs, or (None, None).
+
+    `pool` is (filter_h, filter_w, stride_h, stride_w, padding 'SAME' or 'VALID')."""
+    if opcode in (OPS.AVERAGE_POOL_2D, OPS.MAX_POOL_2D):
+        fh, fw, sh, sw, pad = pool
+        o = schema.Pool2DOptionsT()
+        o.filterHeight, o.filterWidth, o.strideH, o.strideW = fh, fw, sh, sw
+        o.padding = getattr(schema.Padding, pad)
+        o.fusedActivationFunction = _ACT[activation]
+        return schema.BuiltinOptions.Pool2DOptions, o
     if opcode == OPS.ADD:
         o = schema.AddOptionsT(); o.fusedActivationFunction = _ACT[activation]
         return schema.BuiltinOptions.AddOptions, o
@@ -48,7 +57,8 @@ def _options(opcode, activation: str, beta: float):
     return None, None
 
 
-def build(opcode, inputs: list[T], output: T, activation: str = "none", beta: float = 1.0) -> bytes:
+def build(opcode, inputs: list[T], output: T, activation: str = "none", beta: float = 1.0,
+          pool: tuple | None = None) -> bytes:
     """Serialise a model with a single operator `opcode` from `inputs` to `output`."""
     model = me.Model()
     sg = model.add_subgraph()
@@ -60,7 +70,7 @@ def build(opcode, inputs: list[T], output: T, activation: str = "none", beta: fl
     ins = [tensor(s, f"in{i}") for i, s in enumerate(inputs)]
     out = tensor(output, "out")
     op = sg.add_operator(opcode=opcode, inputs=ins, outputs=[out])
-    opt_type, opts = _options(opcode, activation, beta)
+    opt_type, opts = _options(opcode, activation, beta, pool)
     if opts is not None:
         op._fb.builtinOptionsType = opt_type
         op._fb.builtinOptions = opts

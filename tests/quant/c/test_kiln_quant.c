@@ -1,5 +1,5 @@
 /*
- * Drives runtime_c/kiln_quant.h from stdin for tests/quant/test_c_runtime.py.
+ * Drives runtime_c/kiln_quant.h from stdin for tests/quant/test_kiln_quant_c.py.
  *
  * Each input line is an operation name and its integer arguments; each produces one output
  * line of integers. Floats travel as their IEEE-754 bit patterns so no value is rounded in

@@ -173,3 +173,17 @@ def test_quantize_dequantize(driver):
             want = f32_bits(q.dequantize_int8(v, scale, zp))
             cases.append((f"deq {v} {f32_bits(scale)} {zp}", str(want)))
     check(driver, cases)
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m0plus", "cortex-m4", "cortex-m55"])
+def test_headers_compile_for_cortex_m(tmp_path, cpu):
+    """Where int32_t is `long` and 64-bit arithmetic is multi-word, the headers still compile
+    warning-free under the strict flags."""
+    if shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("arm-none-eabi-gcc not installed")
+    src = tmp_path / "use.c"
+    src.write_text('#include "kiln_quant.h"\nint8_t f(int8_t x);\n'
+                   "int8_t f(int8_t x) { return kiln_requantize_s8(x, 1 << 30, 1, 0, 0); }\n")
+    subprocess.run(["arm-none-eabi-gcc", f"-mcpu={cpu}", "-mthumb", "-O2", *STRICT,
+                    f"-I{RUNTIME_C}", "-c", str(src), "-o", str(tmp_path / "use.o")],
+                   check=True, capture_output=True, text=True)
