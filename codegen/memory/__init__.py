@@ -1,15 +1,43 @@
 """Memory planning: one static arena for all activations and scratch buffers."""
 
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
 from codegen.memory.buffers import Buffer, Plan, PlanError, lower_bound, validate_plan
 from codegen.memory.planners import PLANNERS, plan_greedy_by_size, plan_linear
 
+PLANNER_CHOICES = ("auto", "cpsat", "greedy", "linear")
+DEFAULT_TIME_LIMIT_S = 10.0
 
-def plan_memory(buffers: list[Buffer], planner: str = "greedy") -> Plan:
-    """Place the buffers with the named planner and validate the result before returning it."""
-    plan = PLANNERS[planner](buffers)
+
+def plan_memory(buffers: list[Buffer], planner: str = "auto", time_limit: float = DEFAULT_TIME_LIMIT_S) -> Plan:
+    """Place the buffers with the named planner and validate the result before returning it.
+
+    `auto`: greedy first; if it sits on the lower bound it is optimal and is kept (planner
+    "greedy"), otherwise CP-SAT improves on it within `time_limit` seconds (planner "cpsat";
+    never worse than greedy, whose plan is the solver's hint and upper bound). `cpsat` always
+    names the plan "cpsat", skipping the solver too when greedy is on the bound. The plan's
+    `seconds` covers the whole call.
+    """
+    if planner not in PLANNER_CHOICES:
+        raise ValueError(f"unknown planner '{planner}' (known: {', '.join(PLANNER_CHOICES)})")
+    t0 = time.perf_counter()
+    if planner in PLANNERS:
+        plan = PLANNERS[planner](buffers)
+    else:
+        from codegen.memory.cpsat import solve_cpsat  # OR-Tools loads in ~0.3 s: only when needed
+
+        greedy = plan_greedy_by_size(buffers)
+        validate_plan(buffers, greedy)
+        if planner == "auto" and greedy.status == "OPTIMAL":
+            plan = greedy  # on the lower bound already: nothing for the solver to improve or prove
+        else:
+            plan = solve_cpsat(buffers, greedy, time_limit)
     validate_plan(buffers, plan)
-    return plan
+    return replace(plan, seconds=time.perf_counter() - t0)
 
 
-__all__ = ["Buffer", "Plan", "PlanError", "lower_bound", "plan_memory", "plan_greedy_by_size",
-           "plan_linear", "validate_plan"]
+__all__ = ["Buffer", "DEFAULT_TIME_LIMIT_S", "PLANNER_CHOICES", "Plan", "PlanError", "lower_bound",
+           "plan_memory", "plan_greedy_by_size", "plan_linear", "validate_plan"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -21,11 +21,17 @@ class Buffer:
 
 @dataclass(frozen=True)
 class Plan:
+    """Offsets of every buffer in one arena, with what is known about how good the arena is."""
+
     offsets: dict[str, int]
     arena_size: int
-    lower_bound: int
+    lower_bound: int  # the live-bytes bound of `lower_bound()`
     planner: str
-    status: str  # "OPTIMAL" when arena_size == lower_bound, else "FEASIBLE"
+    status: str  # "OPTIMAL" when no smaller arena exists (arena == a proven bound), else "FEASIBLE"
+    proven_bound: int | None = None  # best proven bound: the solver's when above `lower_bound`
+    # Wall-clock planning time: for the CLI and benchmarks only, never written into build files
+    # (they must be byte-identical across runs), hence left out of comparisons.
+    seconds: float = field(default=0.0, compare=False)
 
 
 def align_up(n: int, align: int) -> int:

@@ -2,28 +2,32 @@
 
 from __future__ import annotations
 
+import time
+
 from codegen.memory.buffers import Buffer, Plan, align_up, lower_bound
 
 
-def _plan(name: str, buffers: list[Buffer], offsets: dict[str, int]) -> Plan:
+def _plan(name: str, buffers: list[Buffer], offsets: dict[str, int], t0: float) -> Plan:
     arena = max((offsets[b.name] + b.size for b in buffers), default=0)
     bound = lower_bound(buffers)
-    arena = max(arena, 0)
-    return Plan(offsets, arena, bound, name, "OPTIMAL" if arena <= bound else "FEASIBLE")
+    return Plan(offsets, arena, bound, name, "OPTIMAL" if arena <= bound else "FEASIBLE", bound,
+                time.perf_counter() - t0)
 
 
 def plan_linear(buffers: list[Buffer]) -> Plan:
     """Every buffer at its own address: the baseline, no reuse at all."""
+    t0 = time.perf_counter()
     offsets, top = {}, 0
     for b in buffers:
         top = align_up(top, b.align)
         offsets[b.name] = top
         top += b.size
-    return _plan("linear", buffers, offsets)
+    return _plan("linear", buffers, offsets, t0)
 
 
 def plan_greedy_by_size(buffers: list[Buffer]) -> Plan:
     """TFLite Micro's algorithm: largest first, each at the lowest gap free during its lifetime."""
+    t0 = time.perf_counter()
     order = sorted(buffers, key=lambda b: (-b.size, b.first, b.name))
     placed: list[tuple[int, Buffer]] = []
     offsets: dict[str, int] = {}
@@ -36,7 +40,7 @@ def plan_greedy_by_size(buffers: list[Buffer]) -> Plan:
             candidate = max(candidate, end)
         offsets[b.name] = align_up(candidate, b.align)
         placed.append((offsets[b.name], b))
-    return _plan("greedy", buffers, offsets)
+    return _plan("greedy", buffers, offsets, t0)
 
 
 PLANNERS = {"linear": plan_linear, "greedy": plan_greedy_by_size}

@@ -42,7 +42,8 @@ def same_pads(in_hw: Sequence[int], kernel_hw: Sequence[int], strides: Sequence[
     """TFLite/ONNX SAME_UPPER padding as explicit (top, left, bottom, right): output size
     ceil(in / stride), the odd padding pixel at the bottom/right."""
     pads = []
-    for size, k, s, d in zip(in_hw, kernel_hw, strides, dilations):
+    for axis in range(2):
+        size, k, s, d = (int(v[axis]) for v in (in_hw, kernel_hw, strides, dilations))
         out = -(-size // s)
         total = max((out - 1) * s + d * (k - 1) + 1 - size, 0)
         pads.append((total // 2, total - total // 2))

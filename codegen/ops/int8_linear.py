@@ -129,10 +129,21 @@ def requantize(acc: np.ndarray, p: LinearInt8) -> np.ndarray:
     return np.clip(out, p.act_min, p.act_max).astype(np.int8)
 
 
-def bias_or_zero(node: Node, args: list, channels: int) -> np.ndarray:
-    """The bias argument as int64 (zeros when the optional input is absent)."""
+def bias_or_zero(args: list, channels: int) -> np.ndarray:
+    """The bias argument of a reference call as int64 (zeros when the input is absent)."""
     b = args[2] if len(args) > 2 else None
     return np.zeros(channels, np.int64) if b is None else np.asarray(b, np.int64).reshape(channels)
+
+
+def graph_bias(node: Node, g: Graph, channels: int) -> np.ndarray:
+    """The node's constant bias as int64 (zeros when the optional input is absent)."""
+    b = node.inputs[2] if len(node.inputs) > 2 else ""
+    return np.zeros(channels, np.int64) if not b else g.values[b].data.astype(np.int64).reshape(-1)
+
+
+def check_int8_accumulator(node: Node, g: Graph, w_rows: np.ndarray, channels: int) -> None:
+    """Refuse at check time a node whose folded accumulator could overflow (see below)."""
+    fold_input_offset(node, w_rows, graph_bias(node, g, channels), g.values[node.inputs[0]].quant.zp)
 
 
 def fold_input_offset(node: Node, w_rows: np.ndarray, bias: np.ndarray, input_zp: int
@@ -152,3 +163,19 @@ def fold_input_offset(node: Node, w_rows: np.ndarray, bias: np.ndarray, input_zp
         raise KilnError(f"int8 {node.op}: the int32 accumulator of output channel {c} could "
                         f"overflow (worst case {int(bound[c])}); not supported", node=node.name)
     return folded.astype(np.int32)
+
+
+def lower_int8_linear(node: Node, ctx, channels: int, w_rows: np.ndarray,
+                      fc_per_tensor: bool = False):
+    """The int8 fields of a linear kernel's params struct and its folded bias constant.
+
+    Multipliers and shifts are flash arrays of one entry per output channel (repeated when
+    the weights have a single scale), so every int8 linear kernel has one code path.
+    """
+    p = linear_int8_params(node, ctx.g, channels, fc_per_tensor)
+    folded = fold_input_offset(node, w_rows, graph_bias(node, ctx.g, channels), p.input_zp)
+    params = {"input_zp": p.input_zp, "output_zp": p.output_zp, "act_min": p.act_min,
+              "act_max": p.act_max,
+              "multiplier": ctx.constant(node, "multiplier", p.multiplier, "int32"),
+              "shift": ctx.constant(node, "shift", p.shift, "int32")}
+    return params, ctx.constant(node, "bias", folded, "int32")

@@ -18,6 +18,8 @@ class Target:
     variants: tuple[str, ...]  # kernel template variants, most specific first; "reference" last
     alignment: int  # byte alignment of arena buffers
     runner: str  # how verification runs the code: "host", "qemu-system", "qemu-user"
+    ldflags: tuple[str, ...] = ()  # extra link flags of a firmware / executable for this target
+    board: str | None = None  # boards/<board>.toml that `kiln verify` / `run` / `profile` run on
 
 
 def available_targets() -> list[str]:
@@ -38,4 +40,6 @@ def load_target(name: str) -> Target:
         variants=tuple(dict.fromkeys(variants)),
         alignment=int(data["alignment"]),
         runner=data["runner"],
+        ldflags=tuple(data.get("ldflags", [])),
+        board=data.get("board"),
     )

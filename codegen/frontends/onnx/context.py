@@ -53,6 +53,10 @@ class ConvertContext:
     def known(self, name: str) -> bool:
         return name in self._kiln or self.is_const(name)
 
+    def is_bound(self, name: str) -> bool:
+        """Whether the ONNX tensor already has a Kiln value."""
+        return name in self._kiln
+
     def is_const(self, name: str) -> bool:
         return name in self._consts or name in self._init_protos
 
@@ -90,7 +94,7 @@ class ConvertContext:
         if data is None:
             raise KilnError(f"tensor '{name}' has no value yet (internal ordering error)")
         try:
-            kname = self.b.const(self.fresh(name) if name in self.b.g.values else name, data)
+            kname = self.new_const(self.fresh(name) if name in self.b.g.values else name, data)
         except ValueError:
             raise KilnError(f"constant of dtype {data.dtype} is not supported", node=name) from None
         self._kiln[name] = kname
@@ -110,6 +114,17 @@ class ConvertContext:
         elif onnx_out:
             self._kiln[onnx_out] = self.kiln(onnx_in)
 
+    def rename(self, old: str, new: str) -> None:
+        """Rename a computed Kiln value everywhere (graph outputs keep their ONNX names)."""
+        g = self.b.g
+        value = g.values.pop(old)
+        value.name = new
+        g.values[new] = value
+        for n in g.nodes:
+            n.inputs = [new if i == old else i for i in n.inputs]
+            n.outputs = [new if o == old else o for o in n.outputs]
+        self._kiln = {k: (new if v == old else v) for k, v in self._kiln.items()}
+
     def bind_const(self, onnx_name: str, data: np.ndarray) -> None:
         if onnx_name:
             self._consts[onnx_name] = np.asarray(data)
@@ -126,7 +141,15 @@ class ConvertContext:
 
     def weight(self, node: OnnxNode, role: str, data: np.ndarray) -> str:
         """A Kiln constant derived at import time (transposed weights, folded bias, ...)."""
-        return self.b.const(self.fresh(f"{node.name}_{role}"), np.ascontiguousarray(data))
+        return self.new_const(self.fresh(f"{node.name}_{role}"), data)
+
+    def new_const(self, name: str, data: np.ndarray) -> str:
+        """A Kiln graph constant named `name` (or a variant of it); returns its name."""
+        name = self.b.const(name, data)
+        value = self.b.g.values[name]
+        if np.ndim(data) == 0 and value.shape != ():  # keep scalars rank 0 (ascontiguousarray makes them 1-D)
+            value.shape, value.data = (), value.data.reshape(())
+        return name
 
     def add(self, node: OnnxNode, op: str, inputs: Sequence[str], *, out: str | None = None,
             role: str = "", quant: Quant | None = None, **attrs: Any) -> str:

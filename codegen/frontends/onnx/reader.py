@@ -87,17 +87,17 @@ def _short(err: Exception) -> str:
 
 
 def opset_of(model: onnx.ModelProto) -> int:
+    """The ai.onnx opset the model is written against (7 and later)."""
     versions = [op.version for op in model.opset_import if op.domain in DEFAULT_DOMAINS]
     if not versions:
-        return MIN_OPSET if not model.opset_import else _refuse_opset(None)
+        if model.opset_import:
+            raise KilnError("the model imports no ai.onnx opset (only "
+                            f"{', '.join(op.domain for op in model.opset_import)})")
+        return MIN_OPSET
     version = max(versions)
     if version < MIN_OPSET:
-        _refuse_opset(version)
+        raise KilnError(f"ONNX opset {version} is not supported (Kiln reads opset {MIN_OPSET} and later)")
     return version
-
-
-def _refuse_opset(version: int | None) -> int:
-    raise KilnError(f"ONNX opset {version} is not supported (Kiln reads opset {MIN_OPSET} and later)")
 
 
 def read_model(path: Path) -> OnnxModel:
@@ -107,6 +107,9 @@ def read_model(path: Path) -> OnnxModel:
 def parse_model(model: onnx.ModelProto, default_name: str = "model") -> OnnxModel:
     graph = model.graph
     opset = opset_of(model)
+    if graph.sparse_initializer:
+        raise KilnError(f"sparse initializers are not supported "
+                        f"('{graph.sparse_initializer[0].values.name}')")
     inits = {t.name: t for t in graph.initializer}
     inputs = [vi for vi in graph.input if vi.name not in inits]
     nodes = [_node(n, i) for i, n in enumerate(graph.node)]

@@ -25,6 +25,8 @@ from codegen.errors import KilnError
 from codegen.ir.types import Quant
 
 IDENTIFIER = b"TFL3"
+MAX_RANK = 8
+MAX_ELEMENTS = 2 ** 31 - 1  # generated C indexes tensors with int32_t
 
 # TFLite TensorType -> (Kiln dtype or None when Kiln cannot hold it, numpy dtype of the data).
 _TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
@@ -104,8 +106,13 @@ def _reading(what: str) -> Iterator[None]:
     try:
         yield
     except _DECODE_ERRORS as err:
-        raise KilnError(f"malformed TFLite flatbuffer while reading {what} ({type(err).__name__}: "
-                        f"{err})") from None
+        if isinstance(err, (struct.error, IndexError)) or "buffer is smaller" in str(err):
+            detail = "an offset or length points outside the file (truncated or corrupt?)"
+        elif isinstance(err, (TypeError, OverflowError)):
+            detail = "a field holds a value out of its type's range"
+        else:
+            detail = f"{type(err).__name__}: {err}"
+        raise KilnError(f"malformed TFLite flatbuffer while reading {what}: {detail}") from None
 
 
 def read_model(data: bytes) -> ModelInfo:
@@ -160,8 +167,12 @@ def _int_vector(as_numpy, length: int, budget: _Budget, what: str) -> tuple[int,
 def _read_opcode(model, i: int) -> tuple[str, bool]:
     with _reading(f"operator code {i}"):
         oc = model.OperatorCodes(i)
-        # Schema 3a: codes above 127 live in builtin_code; older files only fill the deprecated field.
-        code = max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode()))
+        # TFLite's GetBuiltinCode: the larger of builtin_code and deprecated_builtin_code (old
+        # files fill only the latter). The raw field is read directly because the `tflite`
+        # package's BuiltinCode() returns the deprecated field for every code below 127.
+        slot = oc._tab.Offset(10)
+        builtin = int(oc._tab.Get(flatbuffers.number_types.Int32Flags, oc._tab.Pos + slot)) if slot else 0
+        code = max(builtin, int(oc.DeprecatedBuiltinCode()))
         if code == tflite.BuiltinOperator.CUSTOM:
             return (_text(oc.CustomCode()) or "CUSTOM"), True
         return BUILTIN_NAMES.get(code, f"BUILTIN_{code}"), False
@@ -181,14 +192,18 @@ class _BufferReader:
             with _reading(f"buffer {index} of tensor '{tensor}'"):
                 buf = self.model.Buffers(index)
                 offset, size = int(buf.Offset()), int(buf.Size())
-                if offset > 1:  # 0 and 1 are the converter's "inline" placeholders
+                # Data past the flatbuffer (models over 2 GB): offset from the start of the file.
+                # Offsets 0 and 1 are the converter's "none" placeholders.
+                if buf.DataLength() == 0 and offset > 1 and size > 0:
                     if offset + size > len(self.data):
                         raise KilnError(f"buffer {index} lies at bytes {offset}..{offset + size}, beyond "
                                         f"the end of the file ({len(self.data)} bytes)", node=tensor)
                     raw = self.data[offset:offset + size]
                 else:
                     n = buf.DataLength()
-                    self.budget.charge(n // 4, f"buffer {index}")
+                    if n > len(self.data):
+                        raise KilnError(f"buffer {index} claims {n} bytes, more than the file holds",
+                                        node=tensor)
                     raw = buf.DataAsNumpy().tobytes() if n else b""
             self.cache[index] = raw
         return self.cache[index]
@@ -211,16 +226,22 @@ def _read_tensor(sg, i: int, buffers: _BufferReader, budget: _Budget) -> TensorI
         quant_fields = _read_quant_fields(qp, budget, label) if qp is not None else None
     type_name = _TYPE_NAMES.get(type_code, f"TYPE_{type_code}")
     dtype, np_type = _DTYPES.get(type_name, (None, None))
+    if len(raw_shape) > MAX_RANK:
+        raise KilnError(f"rank {len(raw_shape)} is more than Kiln supports ({MAX_RANK})", node=label)
     if any(d < -1 for d in raw_shape):
         raise KilnError(f"negative dimension in shape {list(raw_shape)}", node=label)
     shape = tuple(1 if d == -1 else d for d in raw_shape)
+    count = int(np.prod(shape, dtype=object)) if shape else 1
+    if count > MAX_ELEMENTS:
+        raise KilnError(f"shape {list(shape)} has {count} elements, more than int32 indexing allows",
+                        node=label)
     quant = _make_quant(quant_fields, shape, dtype, label) if quant_fields else None
     raw = buffers.get(buffer_index, label)
     data = None
     if raw:
+        budget.charge(len(raw) // 4, f"the data of tensor '{label}'")  # shared buffers are copied per tensor
         if np_type is None:
             raise KilnError(f"constant of type {type_name}, which Kiln cannot read", node=label)
-        count = int(np.prod(shape, dtype=object)) if shape else 1
         itemsize = np.dtype(np_type).itemsize
         if len(raw) != count * itemsize:
             raise KilnError(f"buffer {buffer_index} holds {len(raw)} bytes, but {type_name}"

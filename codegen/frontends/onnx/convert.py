@@ -1,0 +1,174 @@
+"""The ONNX import driver: graph inputs, one converter call per node, graph outputs.
+
+Nodes whose inputs are all constants are computed at import time with ONNX's own reference
+implementation (shape arithmetic of PyTorch exports, transposed or dequantized weights), so
+they need no Kiln operator. Every other node goes to the converter registered for its type.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx.reference import ReferenceEvaluator
+
+from codegen.errors import KilnError, UnsupportedOpsError
+from codegen.frontends import SourceOp
+from codegen.frontends.onnx import ops_elementwise, ops_linear, ops_quant, ops_shape, ops_spatial  # noqa: F401
+from codegen.frontends.onnx.context import CONVERTERS, ConvertContext
+from codegen.frontends.onnx.reader import DEFAULT_DOMAINS, ELEM_TYPE_NAMES, OnnxModel, OnnxNode, _short
+from codegen.ir.builder import GraphBuilder
+from codegen.ir.graph import Graph
+
+# Never computed at import time: random, or carrying subgraphs evaluated elsewhere.
+NO_FOLD = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial",
+           "Bernoulli", "If", "Loop", "Scan"}
+# Ops whose outputs are constants whatever their inputs (shapes are static in Kiln).
+CONST_PRODUCERS = {"Constant", "Shape", "Size"}
+
+
+def _folds(node: OnnxNode, consts: set[str]) -> bool:
+    ins = [i for i in node.inputs if i]
+    return (node.domain in DEFAULT_DOMAINS and node.op_type not in NO_FOLD and bool(ins)
+            and all(i in consts for i in ins))
+
+
+def classify(model: OnnxModel) -> list[SourceOp]:
+    """Every node, marked supported (a converter exists, or it folds to a constant) or not."""
+    consts = set(model.initializers)
+    result = []
+    for node in model.nodes:
+        folded = _folds(node, consts)
+        known = node.domain in DEFAULT_DOMAINS and node.op_type in CONVERTERS
+        if folded or (known and node.op_type in CONST_PRODUCERS):
+            consts.update(o for o in node.outputs if o)
+        if folded:
+            reason = "computed at compile time (constant inputs)"
+        elif known:
+            reason = ""
+        elif node.domain not in DEFAULT_DOMAINS:
+            reason = f"custom operator domain '{node.domain}'"
+        else:
+            reason = f"no Kiln mapping for ONNX {node.op_type}"
+        result.append(SourceOp(node.full_type, node.name, folded or known, reason))
+    return result
+
+
+def build_graph(model: OnnxModel, input_shapes: dict[str, tuple[int, ...]]) -> Graph:
+    unsupported = [(s.op_type, s.node) for s in classify(model) if not s.supported]
+    if unsupported:
+        raise UnsupportedOpsError(unsupported)
+    b = GraphBuilder(model.name)
+    reserved = set(model.initializers) | {vi.name for vi in model.inputs} | \
+        {t for n in model.nodes for t in n.outputs if t}
+    ctx = ConvertContext(b, model.opset, model.initializers, reserved)
+    real_inputs = {vi.name for vi in model.inputs}
+    for name in input_shapes:
+        if name not in real_inputs:
+            raise KilnError(f"--input-shape names '{name}', which is not a model input "
+                            f"(inputs: {', '.join(sorted(real_inputs)) or 'none'})")
+    for vi in model.inputs:
+        b.input(vi.name, "float32", input_shape(vi, input_shapes.get(vi.name)))
+        ctx.bind(vi.name, vi.name)
+    used = {i for n in model.nodes for i in n.inputs if i} | {vi.name for vi in model.outputs}
+    for node in model.nodes:
+        convert_node(ctx, node)
+        for out in node.outputs:
+            if out and out in used and not ctx.known(out):
+                raise node.error(f"output '{out}' is not supported (only the main output is)")
+    producer = {o: n.name for n in model.nodes for o in n.outputs if o}
+    for vi in model.outputs:
+        _bind_output(ctx, vi, producer.get(vi.name, vi.name))
+    return b.build()
+
+
+def convert_node(ctx: ConvertContext, node: OnnxNode) -> None:
+    consts = {i for i in node.inputs if i and ctx.is_const(i)}
+    try:
+        if _folds(node, consts):
+            fold(ctx, node)
+        else:
+            CONVERTERS[node.op_type](ctx, node)
+    except KilnError as err:
+        if err.node is None:
+            err.node = node.name
+        raise
+    except Exception as err:  # a converter or an op's inference tripped: still one clear line
+        raise KilnError(f"{node.op_type}: cannot convert ({_short(err)})", node=node.name) from err
+
+
+def fold(ctx: ConvertContext, node: OnnxNode) -> None:
+    """Compute a node with constant inputs now, with ONNX's reference implementation."""
+    feeds = {i: ctx.const(i) for i in node.inputs if i}
+    try:
+        results = ReferenceEvaluator(node.proto, opsets={"": ctx.opset}).run(None, feeds)
+    except Exception as err:
+        raise node.error(f"cannot compute this constant node ({_short(err)})") from None
+    for out, arr in zip(node.outputs, results):
+        ctx.bind_const(out, np.asarray(arr))
+
+
+def input_shape(vi: onnx.ValueInfoProto, given: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The static shape of a graph input: from the model, `--input-shape`, or batch 1."""
+    name = vi.name
+    if not vi.type.HasField("tensor_type"):
+        raise KilnError("graph input is not a tensor", node=name)
+    tt = vi.type.tensor_type
+    if tt.elem_type != onnx.TensorProto.FLOAT:
+        raise KilnError(f"graph input is {ELEM_TYPE_NAMES.get(tt.elem_type, tt.elem_type)}; "
+                        "Kiln compiles float32 model inputs", node=name)
+    dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
+            for d in tt.shape.dim] if tt.HasField("shape") else None
+    if given is not None:
+        given = tuple(int(d) for d in given)
+        if dims is not None and len(given) != len(dims):
+            raise KilnError(f"--input-shape gives {len(given)} dimensions, the model input has "
+                            f"{len(dims)}", node=name)
+        for i, (d, g) in enumerate(zip(dims or [None] * len(given), given)):
+            if g <= 0 or (d is not None and d != g):
+                raise KilnError(f"--input-shape dimension {i} is {g}, the model says "
+                                f"{d if d is not None else 'a positive size'}", node=name)
+        return given
+    hint = f"give its shape with --input-shape {name}=" + ",".join(f"d{i}" for i in range(len(dims or [0, 1])))
+    if dims is None:
+        raise KilnError(f"graph input has no shape in the model; {hint}", node=name)
+    if dims and dims[0] is None:
+        dims[0] = 1  # a dynamic batch dimension: compile for one sample
+    dynamic = [i for i, d in enumerate(dims) if d is None]
+    if dynamic:
+        shown = ",".join(d.dim_param or "?" if not (d.HasField("dim_value") and d.dim_value > 0)
+                         else str(d.dim_value) for d in tt.shape.dim)
+        raise KilnError(f"graph input has dynamic dimension(s) {', '.join(map(str, dynamic))} "
+                        f"(shape [{shown}]); {hint}", node=name)
+    return tuple(dims)
+
+
+def _bind_output(ctx: ConvertContext, vi: onnx.ValueInfoProto, origin: str) -> None:
+    """Make the graph output a computed value named as in the model (a copy only if it must)."""
+    g, name = ctx.b.g, vi.name
+    data = ctx.const(name)
+    if data is not None and not ctx.is_bound(name):  # keep the output's name for the copy below
+        ctx.bind(name, ctx.new_const(ctx.fresh(f"{name}_data"), data))
+    src = ctx.kiln(name)
+    plain = src not in g.inputs and src not in g.outputs and not g.values[src].is_const
+    if plain and src == name:
+        out = src
+    elif plain and name not in g.values:
+        ctx.rename(src, name)
+        out = name
+    else:
+        copy = OnnxNode("Identity", origin, [name], [name])
+        out = ctx.add(copy, "Reshape", [src], out=name if name not in g.values else None,
+                      role="copy", shape=g.values[src].shape)
+    g.outputs.append(out)
+    _check_declared_shape(g.values[out].shape, vi)
+
+
+def _check_declared_shape(actual: tuple[int, ...], vi: onnx.ValueInfoProto) -> None:
+    """A static output shape in the model must be what Kiln computes (catches mismatches early)."""
+    tt = vi.type.tensor_type
+    if not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
+        return
+    declared = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tt.shape.dim]
+    if len(declared) != len(actual) or any(d is not None and d != a for d, a in zip(declared, actual)):
+        shown = ",".join("?" if d is None else str(d) for d in declared)
+        raise KilnError(f"graph output is declared [{shown}] but computes {list(actual)}", node=vi.name)

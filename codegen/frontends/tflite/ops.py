@@ -1,0 +1,296 @@
+"""One small converter per TFLite builtin, registered by builtin name in CONVERTERS.
+
+A converter reads the operator through an `OpContext` (inputs, constant inputs, builtin
+options with schema defaults) and emits the Kiln node(s) of codegen/ops/README.md. Layouts
+already agree (TFLite is NHWC with OHWI / 1HWC filters), so converters mostly rename
+attributes and make padding explicit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from codegen.frontends.tflite.importer import OpContext
+
+SAME, VALID = 0, 1  # tflite.Padding
+
+
+@dataclass(frozen=True)
+class Converter:
+    fn: Callable[[OpContext], None]
+    inputs: tuple[int, int | None]  # (required, maximum or None for any number)
+    outputs: int = 1
+
+    def check_arity(self, ctx: OpContext) -> None:
+        lo, hi = self.inputs
+        n = len(ctx.op.inputs)
+        if n < lo or (hi is not None and n > hi):
+            span = f"{lo}" if lo == hi else f"{lo}..{hi if hi is not None else 'n'}"
+            raise ctx.error(f"takes {span} inputs, the model gives {n}")
+        missing = [k for k in range(lo) if ctx.tensor(k) is None]
+        if missing:
+            raise ctx.error(f"required input {missing[0]} is absent")
+        if len(ctx.op.outputs) != self.outputs:
+            raise ctx.error(f"has {len(ctx.op.outputs)} outputs, expected {self.outputs}")
+
+
+CONVERTERS: dict[str, Converter] = {}
+
+
+def converts(*codes: str, inputs: tuple[int, int | None] = (1, 1), outputs: int = 1):
+    def register(fn: Callable[[OpContext], None]) -> Callable[[OpContext], None]:
+        for code in codes:
+            CONVERTERS[code] = Converter(fn, inputs, outputs)
+        return fn
+    return register
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+def _rank(ctx: OpContext, k: int, rank: int, what: str) -> tuple[int, ...]:
+    shape = ctx.shape(k)
+    if len(shape) != rank:
+        raise ctx.error(f"{what} must have rank {rank}, got shape {list(shape)}")
+    return shape
+
+
+def _positive(ctx: OpContext, what: str, *values: int) -> tuple[int, ...]:
+    if any(int(v) < 1 for v in values):
+        raise ctx.error(f"{what} must be at least 1, got {tuple(int(v) for v in values)}")
+    return tuple(int(v) for v in values)
+
+
+def _pads(ctx: OpContext, padding: int, in_hw, kernel_hw, strides, dilations) -> tuple[int, int, int, int]:
+    """TFLite SAME/VALID as explicit (top, left, bottom, right); SAME puts the odd pixel last."""
+    if padding == VALID:
+        return (0, 0, 0, 0)
+    if padding != SAME:
+        raise ctx.error(f"unknown padding type {padding}")
+    before, after = [], []
+    for n, k, s, d in zip(in_hw, kernel_hw, strides, dilations):
+        out = (n + s - 1) // s
+        total = max((out - 1) * s + (k - 1) * d + 1 - n, 0)
+        before.append(total // 2)
+        after.append(total - total // 2)
+    return (before[0], before[1], after[0], after[1])
+
+
+def _axis(ctx: OpContext, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise ctx.error(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+# -- convolutions and fully connected ------------------------------------------------------------
+
+def _weights(ctx: OpContext, k: int) -> str:
+    """Input k as a weight value. A hybrid (dynamic-range) model stores int8 weights for float
+    activations; Kiln runs those ops in float, so the weights are dequantized here."""
+    t = ctx.tensor(k)
+    x = ctx.imp.b.g.values[ctx.input(0)]
+    if t is not None and t.data is not None and x.dtype == "float32" and t.dtype != "float32" \
+            and t.quant is not None:
+        folded = ctx.imp.folded
+        if t.index not in folded:
+            folded[t.index] = ctx.imp.b.const(ctx.imp.names[t.index], _dequantized(ctx, t))
+        return folded[t.index]
+    return ctx.input(k)
+
+
+def _dequantized(ctx: OpContext, t) -> np.ndarray:
+    if t.quant is None:
+        raise ctx.error(f"constant '{t.name}' has no quantization parameters")
+    shape = [1] * t.data.ndim
+    if t.quant.per_channel:
+        shape[t.quant.axis] = -1
+    scale = np.asarray(t.quant.scale, np.float64).reshape(shape)
+    zp = np.asarray(t.quant.zero_point, np.float64).reshape(shape)
+    return ((t.data.astype(np.float64) - zp) * scale).astype(np.float32)
+
+
+@converts("CONV_2D", inputs=(2, 3))
+def conv_2d(ctx: OpContext) -> None:
+    o = ctx.options("Conv2DOptions")
+    x = _rank(ctx, 0, 4, "the input")
+    w = _rank(ctx, 1, 4, "the filter")
+    if w[3] != x[3]:
+        raise ctx.error(f"filter {list(w)} has {w[3]} input channels, the input {list(x)} has {x[3]} "
+                        "(grouped convolution is not supported)")
+    strides = _positive(ctx, "strides", o["StrideH"], o["StrideW"])
+    dilations = _positive(ctx, "dilation factors", o["DilationHFactor"], o["DilationWFactor"])
+    pads = _pads(ctx, o["Padding"], x[1:3], w[1:3], strides, dilations)
+    ctx.emit("Conv2D", [ctx.input(0), _weights(ctx, 1), ctx.input(2)], strides=strides,
+             dilations=dilations, pads=pads, activation=ctx.activation(o))
+
+
+@converts("DEPTHWISE_CONV_2D", inputs=(2, 3))
+def depthwise_conv_2d(ctx: OpContext) -> None:
+    o = ctx.options("DepthwiseConv2DOptions")
+    x = _rank(ctx, 0, 4, "the input")
+    w = _rank(ctx, 1, 4, "the filter")
+    if w[0] != 1 or x[3] == 0 or w[3] % x[3]:
+        raise ctx.error(f"filter {list(w)} is not [1, KH, KW, C*M] for an input with {x[3]} channels")
+    multiplier = w[3] // x[3]
+    if o["DepthMultiplier"] not in (0, multiplier):
+        raise ctx.error(f"depth_multiplier {o['DepthMultiplier']} disagrees with the filter "
+                        f"({w[3]} channels for {x[3]} input channels)")
+    strides = _positive(ctx, "strides", o["StrideH"], o["StrideW"])
+    dilations = _positive(ctx, "dilation factors", o["DilationHFactor"], o["DilationWFactor"])
+    pads = _pads(ctx, o["Padding"], x[1:3], w[1:3], strides, dilations)
+    ctx.emit("DepthwiseConv2D", [ctx.input(0), _weights(ctx, 1), ctx.input(2)], strides=strides,
+             dilations=dilations, pads=pads, depth_multiplier=multiplier, activation=ctx.activation(o))
+
+
+@converts("FULLY_CONNECTED", inputs=(2, 3))
+def fully_connected(ctx: OpContext) -> None:
+    o = ctx.options("FullyConnectedOptions")
+    if o["WeightsFormat"] != 0:
+        raise ctx.error("shuffled weights formats are not supported")
+    _rank(ctx, 1, 2, "the weights")
+    ctx.emit("FullyConnected", [ctx.input(0), _weights(ctx, 1), ctx.input(2)],
+             activation=ctx.activation(o), keep_dims=bool(o["KeepNumDims"]))
+
+
+@converts("BATCH_MATMUL", inputs=(2, 2))
+def batch_matmul(ctx: OpContext) -> None:
+    o = ctx.options("BatchMatMulOptions")
+    if o["AdjX"] or o["AdjY"]:
+        raise ctx.error("adj_x / adj_y (transposed operands) are not supported")
+    ctx.emit("MatMul", [ctx.input(0), _weights(ctx, 1)])
+
+
+# -- pooling and reductions ----------------------------------------------------------------------
+
+def _pool(kiln_op: str):
+    def convert(ctx: OpContext) -> None:
+        o = ctx.options("Pool2DOptions")
+        x = _rank(ctx, 0, 4, "the input")
+        kernel = _positive(ctx, "filter size", o["FilterHeight"], o["FilterWidth"])
+        strides = _positive(ctx, "strides", o["StrideH"], o["StrideW"])
+        pads = _pads(ctx, o["Padding"], x[1:3], kernel, strides, (1, 1))
+        ctx.emit(kiln_op, [ctx.input(0)], kernel=kernel, strides=strides, pads=pads,
+                 activation=ctx.activation(o))
+    return convert
+
+
+converts("AVERAGE_POOL_2D")(_pool("AveragePool2D"))
+converts("MAX_POOL_2D")(_pool("MaxPool2D"))
+
+
+@converts("MEAN", inputs=(2, 2))
+def mean(ctx: OpContext) -> None:
+    o = ctx.options("ReducerOptions")
+    rank = len(ctx.shape(0))
+    axes = sorted({_axis(ctx, int(a), rank) for a in ctx.const(1, "axes").reshape(-1)})
+    ctx.emit("Mean", [ctx.input(0)], axes=tuple(axes), keepdims=bool(o["KeepDims"]))
+
+
+# -- elementwise ---------------------------------------------------------------------------------
+
+def _binary(kiln_op: str, options: str):
+    def convert(ctx: OpContext) -> None:
+        o = ctx.options(options)
+        ctx.emit(kiln_op, [ctx.input(0), ctx.input(1)], activation=ctx.activation(o))
+    return convert
+
+
+converts("ADD", inputs=(2, 2))(_binary("Add", "AddOptions"))
+converts("SUB", inputs=(2, 2))(_binary("Sub", "SubOptions"))
+converts("MUL", inputs=(2, 2))(_binary("Mul", "MulOptions"))
+
+
+def _clip(lo: float, hi: float):
+    def convert(ctx: OpContext) -> None:
+        ctx.emit("Clip", [ctx.input(0)], min=lo, max=hi)
+    return convert
+
+
+converts("RELU")(_clip(0.0, float("inf")))
+converts("RELU6")(_clip(0.0, 6.0))
+converts("RELU_N1_TO_1")(_clip(-1.0, 1.0))
+
+
+def _unary(kiln_op: str):
+    def convert(ctx: OpContext) -> None:
+        ctx.emit(kiln_op, [ctx.input(0)])
+    return convert
+
+
+converts("LOGISTIC")(_unary("Sigmoid"))
+converts("TANH")(_unary("Tanh"))
+converts("QUANTIZE")(_unary("Quantize"))
+
+
+@converts("DEQUANTIZE")
+def dequantize(ctx: OpContext) -> None:
+    t = ctx.tensor(0)
+    if t.data is None:
+        ctx.emit("Dequantize", [ctx.input(0)])
+        return
+    # A constant (float16 or quantized weights of a float model): fold to float32 now.
+    data = t.data
+    ctx.emit_constant(data.astype(np.float32) if data.dtype.kind == "f" else _dequantized(ctx, t))
+
+
+@converts("SOFTMAX")
+def softmax(ctx: OpContext) -> None:
+    o = ctx.options("SoftmaxOptions")
+    ctx.emit("Softmax", [ctx.input(0)], axis=-1, beta=float(o["Beta"]))
+
+
+# -- data movement -------------------------------------------------------------------------------
+
+@converts("RESHAPE", inputs=(1, 2))
+@converts("SQUEEZE")
+@converts("EXPAND_DIMS", inputs=(2, 2))
+def reshape(ctx: OpContext) -> None:
+    # The new shape is static: take it from the output tensor rather than from the options.
+    ctx.emit("Reshape", [ctx.input(0)], shape=ctx.static_out_shape())
+
+
+@converts("CONCATENATION", inputs=(1, None))
+def concatenation(ctx: OpContext) -> None:
+    o = ctx.options("ConcatenationOptions")
+    if ctx.activation(o) != "none":
+        raise ctx.error("a fused activation on CONCATENATION is not supported")
+    rank = len(ctx.shape(0))
+    ctx.emit("Concat", [ctx.input(k) for k in range(len(ctx.op.inputs))], axis=_axis(ctx, o["Axis"], rank))
+
+
+@converts("TRANSPOSE", inputs=(2, 2))
+def transpose(ctx: OpContext) -> None:
+    rank = len(ctx.shape(0))
+    perm = [int(p) for p in ctx.const(1, "perm").reshape(-1)]
+    if sorted(_axis(ctx, p, rank) for p in perm) != list(range(rank)):
+        raise ctx.error(f"perm {perm} is not a permutation of {rank} axes")
+    ctx.emit("Transpose", [ctx.input(0)], perm=tuple(_axis(ctx, p, rank) for p in perm))
+
+
+@converts("PAD", inputs=(2, 2))
+@converts("PADV2", inputs=(2, 3))
+def pad(ctx: OpContext) -> None:
+    rank = len(ctx.shape(0))
+    paddings = ctx.const(1, "paddings")
+    if paddings.shape != (rank, 2):
+        raise ctx.error(f"paddings have shape {list(paddings.shape)}, expected [{rank}, 2]")
+    if np.any(paddings < 0):
+        raise ctx.error(f"negative paddings {paddings.tolist()}")
+    pads = tuple(int(p) for p in paddings[:, 0]) + tuple(int(p) for p in paddings[:, 1])
+    ctx.emit("Pad", [ctx.input(0)], pads=pads, value=_pad_value(ctx))
+
+
+def _pad_value(ctx: OpContext) -> float:
+    """The real padding value. A quantized PADV2 pads with the raw stored integer, so it is
+    read back through the output's quantization, which the Pad op re-applies exactly."""
+    if ctx.tensor(2) is None:
+        return 0.0
+    value = ctx.const(2, "constant_values")
+    if value.size != 1:
+        raise ctx.error(f"constant_values has {value.size} elements, expected 1")
+    q = ctx.out_tensor().quant
+    if value.dtype.kind == "f" or q is None:
+        return float(value.reshape(-1)[0])
+    return float(q.s * (int(value.reshape(-1)[0]) - q.zp))

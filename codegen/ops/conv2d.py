@@ -1,0 +1,119 @@
+"""Conv2D: 2-D convolution over an NHWC input with OHWI weights and an optional bias.
+
+ONNX Conv (after the frontend's NCHW -> NHWC transposes) and TFLite CONV_2D. float32 and
+int8 (TFLM's reference_integer_ops::ConvPerChannel, bit-exact: see int8_linear).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.errors import KilnError
+from codegen.ir.graph import Graph, Node
+from codegen.ops.common import apply_float_activation, check_activation, float_activation, require_dtypes
+from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
+from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
+                                     linear_int8_params, lower_int8_linear, requantize)
+from codegen.ops.registry import Op, OpKind, register
+
+
+def _geometry(node: Node, x_shape, w_shape) -> ConvGeometry:
+    return conv_geometry(node, x_shape, w_shape[1:3])
+
+
+def check_float_linear(node: Node, g: Graph) -> None:
+    """Every tensor of a float32 linear op (weights, bias, output) must be float32."""
+    for name in node.inputs[1:] + node.outputs:
+        if name and g.values[name].dtype != "float32":
+            raise KilnError(f"float32 {node.op} with {g.values[name].dtype} tensor '{name}' has no "
+                            "kernel", node=node.name)
+    check_activation(node)
+
+
+def float_bias_arg(node: Node, ctx, channels: int):
+    """The bias argument of a float kernel: the bias tensor, or zeros when it is absent."""
+    b = node.inputs[2] if len(node.inputs) > 2 else ""
+    return ctx.tensor(b) if b else ctx.constant(node, "zero_bias", np.zeros(channels), "float32")
+
+
+@register
+class Conv2D(Op):
+    name = "Conv2D"
+    kind = OpKind.OUT_ELEMWISE_FUSABLE
+    attributes = {"strides": (1, 1), "dilations": (1, 1), "pads": (0, 0, 0, 0), "activation": "none"}
+    arity = (2, 3)
+    kernels = ("conv2d_f32", "conv2d_s8")
+
+    @classmethod
+    def infer(cls, node, ins):
+        x, w = ins[0], ins[1]
+        b = ins[2] if len(ins) > 2 else None
+        if w is None or len(w.shape) != 4:
+            raise KilnError(f"Conv2D weights must be 4-D [O,KH,KW,C], got "
+                            f"{None if w is None else list(w.shape)}", node=node.name)
+        geom = _geometry(node, x.shape, w.shape)
+        if w.shape[3] != x.shape[3]:
+            raise KilnError(f"Conv2D weights {list(w.shape)} expect {w.shape[3]} input channels, "
+                            f"the input has {x.shape[3]}", node=node.name)
+        if b is not None and b.shape != (w.shape[0],):
+            raise KilnError(f"Conv2D bias shape {list(b.shape)}, expected [{w.shape[0]}]",
+                            node=node.name)
+        return [(x.dtype, (geom.batches, geom.out_h, geom.out_w, w.shape[0]))]
+
+    @classmethod
+    def check(cls, node: Node, g: Graph) -> None:
+        if require_dtypes(node, g, ("float32", "int8")) == "float32":
+            check_float_linear(node, g)
+            return
+        w = g.values[node.inputs[1]]
+        check_int8_linear(node, g, weight_axis=0, channels=w.shape[0])
+        check_int8_accumulator(node, g, w.data.reshape(w.shape[0], -1), w.shape[0])
+
+    @classmethod
+    def macs(cls, node: Node, g: Graph) -> int:
+        y, w = g.values[node.outputs[0]], g.values[node.inputs[1]]
+        return y.size * w.shape[1] * w.shape[2] * w.shape[3]
+
+    @classmethod
+    def reference(cls, node, args, g):
+        x, w = args[0], args[1]
+        geom = _geometry(node, x.shape, w.shape)
+        channels = w.shape[0]
+        if x.dtype == np.int8:
+            p = linear_int8_params(node, g, channels)
+            win = windows(x.astype(np.int64) - p.input_zp, geom, 0)  # padding adds nothing
+            acc = _dot(win, w) + bias_or_zero(args, channels)
+            return [requantize(acc, p)]
+        acc = np.tensordot(windows(x.astype(np.float64), geom, 0.0), w.astype(np.float64),
+                           axes=([3, 4, 5], [1, 2, 3]))
+        if len(args) > 2 and args[2] is not None:
+            acc = acc + args[2].astype(np.float64)
+        return [apply_float_activation(acc.astype(np.float32), node)]
+
+    @classmethod
+    def lower(cls, node, ctx):
+        g = ctx.g
+        x, w = node.inputs[0], node.inputs[1]
+        wv = g.values[w]
+        geom = _geometry(node, g.values[x].shape, wv.shape)
+        channels = wv.shape[0]
+        params = {**geom.params(), "in_c": wv.shape[3], "out_c": channels}
+        ins = [ctx.tensor(x), ctx.tensor(w)]
+        if g.values[x].dtype == "float32":
+            params["act_min"], params["act_max"] = float_activation(node)
+            ctx.call(node, "conv2d_f32", params,
+                     ins + [float_bias_arg(node, ctx, channels), ctx.tensor(node.outputs[0])])
+            return
+        int8_params, bias = lower_int8_linear(node, ctx, channels, wv.data.reshape(channels, -1))
+        ctx.call(node, "conv2d_s8", {**params, **int8_params},
+                 ins + [bias, ctx.tensor(node.outputs[0])], headers=("kiln_quant.h",))
+
+
+def _dot(win: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Exact int64 sum over (KH, KW, C) of int windows [N,OH,OW,KH,KW,C] times OHWI weights.
+
+    Computed in float64, which is exact here: every product and partial sum is an integer
+    far below 2**53 (at most 255 * 128 per tap).
+    """
+    acc = np.tensordot(win.astype(np.float64), w.astype(np.float64), axes=([3, 4, 5], [1, 2, 3]))
+    return np.rint(acc).astype(np.int64)

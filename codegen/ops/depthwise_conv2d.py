@@ -1,0 +1,109 @@
+"""DepthwiseConv2D: each input channel convolved with its own depth_multiplier filters.
+
+Input x[N,H,W,C], weights [1,KH,KW,C*M] (TFLite layout), optional bias [C*M]; output channel
+c*M + m reads input channel c. TFLite DEPTHWISE_CONV_2D and ONNX Conv with group == C.
+float32 and int8 (TFLM's reference_integer_ops::DepthwiseConvPerChannel, bit-exact).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.errors import KilnError
+from codegen.ir.graph import Graph, Node
+from codegen.ops.common import apply_float_activation, float_activation, require_dtypes
+from codegen.ops.conv2d import check_float_linear, float_bias_arg
+from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
+from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
+                                     linear_int8_params, lower_int8_linear, requantize)
+from codegen.ops.registry import Op, OpKind, register
+
+
+def _geometry(node: Node, x_shape, w_shape) -> ConvGeometry:
+    return conv_geometry(node, x_shape, w_shape[1:3])
+
+
+def _weight_rows(w: np.ndarray) -> np.ndarray:
+    """[1,KH,KW,C*M] weights as one row of KH*KW taps per output channel."""
+    return w.reshape(-1, w.shape[3]).T
+
+
+def _depthwise_sum(win: np.ndarray, w: np.ndarray, multiplier: int) -> np.ndarray:
+    """sum over (ky, kx) of win[..., ky, kx, oc // M] * w[0, ky, kx, oc], as [N,OH,OW,C*M]."""
+    per_out = np.repeat(win, multiplier, axis=5)  # input channel c -> outputs c*M .. c*M+M-1
+    return np.einsum("nyxhwc,hwc->nyxc", per_out, w[0])
+
+
+@register
+class DepthwiseConv2D(Op):
+    name = "DepthwiseConv2D"
+    kind = OpKind.OUT_ELEMWISE_FUSABLE
+    attributes = {"strides": (1, 1), "dilations": (1, 1), "pads": (0, 0, 0, 0),
+                  "depth_multiplier": 1, "activation": "none"}
+    arity = (2, 3)
+    kernels = ("depthwise_conv2d_f32", "depthwise_conv2d_s8")
+
+    @classmethod
+    def infer(cls, node, ins):
+        x, w = ins[0], ins[1]
+        b = ins[2] if len(ins) > 2 else None
+        if w is None or len(w.shape) != 4 or w.shape[0] != 1:
+            raise KilnError(f"DepthwiseConv2D weights must be [1,KH,KW,C*M], got "
+                            f"{None if w is None else list(w.shape)}", node=node.name)
+        geom = _geometry(node, x.shape, w.shape)
+        m = node.attrs["depth_multiplier"]
+        if not isinstance(m, (int, np.integer)) or m < 1 or w.shape[3] != x.shape[3] * m:
+            raise KilnError(f"DepthwiseConv2D weights have {w.shape[3]} channels; input channels "
+                            f"{x.shape[3]} x depth_multiplier {m!r} do not match", node=node.name)
+        if b is not None and b.shape != (w.shape[3],):
+            raise KilnError(f"DepthwiseConv2D bias shape {list(b.shape)}, expected [{w.shape[3]}]",
+                            node=node.name)
+        return [(x.dtype, (geom.batches, geom.out_h, geom.out_w, w.shape[3]))]
+
+    @classmethod
+    def check(cls, node: Node, g: Graph) -> None:
+        if require_dtypes(node, g, ("float32", "int8")) == "float32":
+            check_float_linear(node, g)
+            return
+        w = g.values[node.inputs[1]]
+        check_int8_linear(node, g, weight_axis=3, channels=w.shape[3])
+        check_int8_accumulator(node, g, _weight_rows(w.data), w.shape[3])
+
+    @classmethod
+    def macs(cls, node: Node, g: Graph) -> int:
+        w = g.values[node.inputs[1]]
+        return g.values[node.outputs[0]].size * w.shape[1] * w.shape[2]
+
+    @classmethod
+    def reference(cls, node, args, g):
+        x, w = args[0], args[1]
+        geom = _geometry(node, x.shape, w.shape)
+        mult, channels = int(node.attrs["depth_multiplier"]), w.shape[3]
+        if x.dtype == np.int8:
+            p = linear_int8_params(node, g, channels)
+            win = windows(x.astype(np.int64) - p.input_zp, geom, 0)  # padding adds nothing
+            acc = _depthwise_sum(win, w.astype(np.int64), mult) + bias_or_zero(args, channels)
+            return [requantize(acc, p)]
+        acc = _depthwise_sum(windows(x.astype(np.float64), geom, 0.0), w.astype(np.float64), mult)
+        if len(args) > 2 and args[2] is not None:
+            acc = acc + args[2].astype(np.float64)
+        return [apply_float_activation(acc.astype(np.float32), node)]
+
+    @classmethod
+    def lower(cls, node, ctx):
+        g = ctx.g
+        x, w = node.inputs[0], node.inputs[1]
+        wv = g.values[w]
+        geom = _geometry(node, g.values[x].shape, wv.shape)
+        channels = wv.shape[3]
+        params = {**geom.params(), "in_c": g.values[x].shape[3],
+                  "depth_multiplier": int(node.attrs["depth_multiplier"])}
+        ins = [ctx.tensor(x), ctx.tensor(w)]
+        if g.values[x].dtype == "float32":
+            params["act_min"], params["act_max"] = float_activation(node)
+            ctx.call(node, "depthwise_conv2d_f32", params,
+                     ins + [float_bias_arg(node, ctx, channels), ctx.tensor(node.outputs[0])])
+            return
+        int8_params, bias = lower_int8_linear(node, ctx, channels, _weight_rows(wv.data))
+        ctx.call(node, "depthwise_conv2d_s8", {**params, **int8_params},
+                 ins + [bias, ctx.tensor(node.outputs[0])], headers=("kiln_quant.h",))

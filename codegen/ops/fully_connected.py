@@ -1,0 +1,96 @@
+"""FullyConnected: y = x W^T + b over the last axis, with a fused activation.
+
+x[..,K] is read as rows of K elements, weights are [O,K], the optional bias [O]. Output
+[size/K, O], or x.shape[:-1] + [O] with keep_dims (TFLite FULLY_CONNECTED; ONNX Gemm with
+transB and a constant B). float32 and int8 (TFLM's reference_integer_ops::FullyConnected,
+per-tensor or per-channel weights, bit-exact: see int8_linear).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.errors import KilnError
+from codegen.ir.graph import Graph, Node
+from codegen.ops.common import apply_float_activation, float_activation, require_dtypes
+from codegen.ops.conv2d import check_float_linear, float_bias_arg
+from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
+                                     linear_int8_params, lower_int8_linear, requantize)
+from codegen.ops.registry import Op, OpKind, register
+
+
+@register
+class FullyConnected(Op):
+    name = "FullyConnected"
+    kind = OpKind.OUT_ELEMWISE_FUSABLE
+    attributes = {"activation": "none", "keep_dims": False}
+    arity = (2, 3)
+    kernels = ("fully_connected_f32", "fully_connected_s8")
+
+    @classmethod
+    def infer(cls, node, ins):
+        x, w = ins[0], ins[1]
+        b = ins[2] if len(ins) > 2 else None
+        if w is None or len(w.shape) != 2:
+            raise KilnError(f"FullyConnected weights must be 2-D [O,K], got "
+                            f"{None if w is None else list(w.shape)}", node=node.name)
+        out_c, k = w.shape
+        if k < 1 or x.size % k != 0:
+            raise KilnError(f"FullyConnected input {list(x.shape)} is not made of rows of {k} "
+                            "elements (the weights' K)", node=node.name)
+        if b is not None and b.shape != (out_c,):
+            raise KilnError(f"FullyConnected bias shape {list(b.shape)}, expected [{out_c}]",
+                            node=node.name)
+        if node.attrs["keep_dims"]:
+            if not x.shape or x.shape[-1] != k:
+                raise KilnError(f"FullyConnected with keep_dims needs the input's last axis to be "
+                                f"K={k}, got {list(x.shape)}", node=node.name)
+            return [(x.dtype, tuple(x.shape[:-1]) + (out_c,))]
+        return [(x.dtype, (x.size // k, out_c))]
+
+    @classmethod
+    def check(cls, node: Node, g: Graph) -> None:
+        if require_dtypes(node, g, ("float32", "int8")) == "float32":
+            check_float_linear(node, g)
+            return
+        w = g.values[node.inputs[1]]
+        check_int8_linear(node, g, weight_axis=0, channels=w.shape[0])
+        check_int8_accumulator(node, g, w.data, w.shape[0])
+
+    @classmethod
+    def macs(cls, node: Node, g: Graph) -> int:
+        return g.values[node.outputs[0]].size * g.values[node.inputs[1]].shape[1]
+
+    @classmethod
+    def reference(cls, node, args, g):
+        x, w = args[0], args[1]
+        out_shape = g.values[node.outputs[0]].shape
+        out_c, k = w.shape
+        if x.dtype == np.int8:
+            p = linear_int8_params(node, g, out_c, fc_per_tensor=True)
+            rows = (x.reshape(-1, k).astype(np.int64) - p.input_zp).astype(np.float64)
+            # Exact in float64: products are at most 255 * 128 and sums stay far below 2**53.
+            acc = np.rint(rows @ w.astype(np.float64).T).astype(np.int64) + bias_or_zero(args, out_c)
+            return [requantize(acc, p).reshape(out_shape)]
+        acc = x.reshape(-1, k).astype(np.float64) @ w.astype(np.float64).T
+        if len(args) > 2 and args[2] is not None:
+            acc = acc + args[2].astype(np.float64)
+        return [apply_float_activation(acc.astype(np.float32), node).reshape(out_shape)]
+
+    @classmethod
+    def lower(cls, node, ctx):
+        g = ctx.g
+        x, w = node.inputs[0], node.inputs[1]
+        wv = g.values[w]
+        out_c, k = wv.shape
+        params = {"batches": g.values[x].size // k, "in_k": k, "out_c": out_c}
+        ins = [ctx.tensor(x), ctx.tensor(w)]
+        if g.values[x].dtype == "float32":
+            params["act_min"], params["act_max"] = float_activation(node)
+            ctx.call(node, "fully_connected_f32", params,
+                     ins + [float_bias_arg(node, ctx, out_c), ctx.tensor(node.outputs[0])])
+            return
+        int8_params, bias = lower_int8_linear(node, ctx, out_c, wv.data, fc_per_tensor=True)
+        del int8_params["input_zp"]  # no padding: the bias holds the whole input offset
+        ctx.call(node, "fully_connected_s8", {**params, **int8_params},
+                 ins + [bias, ctx.tensor(node.outputs[0])], headers=("kiln_quant.h",))

@@ -1,0 +1,70 @@
+"""MatMul: matrix product with numpy's broadcasting of the batch dimensions (ONNX MatMul).
+
+a[..,M,K] @ b[..,K,N] -> [..,M,N]; a 1-D operand is a single row (a) or column (b) whose
+axis is dropped from the result, as numpy.matmul does. float32 only (int8 models reach Kiln
+as FullyConnected).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.errors import KilnError
+from codegen.ir.graph import Graph, Node
+from codegen.ops.common import broadcast_plan, broadcast_shape, require_dtypes
+from codegen.ops.registry import Op, OpKind, register
+
+
+def _matrices(node: Node, a_shape, b_shape):
+    """(batch shape of a, of b, of the output, M, K, N, output shape) of a matmul."""
+    if not a_shape or not b_shape:
+        raise KilnError(f"MatMul of a scalar ({list(a_shape)} @ {list(b_shape)})", node=node.name)
+    a2 = (1,) + tuple(a_shape) if len(a_shape) == 1 else tuple(a_shape)
+    b2 = tuple(b_shape) + (1,) if len(b_shape) == 1 else tuple(b_shape)
+    if a2[-1] != b2[-2]:
+        raise KilnError(f"MatMul of {list(a_shape)} and {list(b_shape)}: inner dimensions "
+                        f"{a2[-1]} and {b2[-2]} differ", node=node.name)
+    batch = broadcast_shape(node, a2[:-2], b2[:-2])
+    m, k, n = a2[-2], a2[-1], b2[-1]
+    out = batch + ((m,) if len(a_shape) > 1 else ()) + ((n,) if len(b_shape) > 1 else ())
+    return a2[:-2], b2[:-2], batch, m, k, n, out
+
+
+@register
+class MatMul(Op):
+    name = "MatMul"
+    kind = OpKind.OUT_ELEMWISE_FUSABLE
+    attributes: dict = {}
+    arity = (2, 2)
+    kernels = ("matmul_f32",)
+
+    @classmethod
+    def infer(cls, node, ins):
+        a, b = ins
+        if a.dtype != b.dtype:
+            raise KilnError(f"MatMul of {a.dtype} and {b.dtype}", node=node.name)
+        return [(a.dtype, _matrices(node, a.shape, b.shape)[-1])]
+
+    @classmethod
+    def check(cls, node: Node, g: Graph) -> None:
+        require_dtypes(node, g, ("float32",))
+
+    @classmethod
+    def macs(cls, node: Node, g: Graph) -> int:
+        *_, k, _, _ = _matrices(node, g.values[node.inputs[0]].shape, g.values[node.inputs[1]].shape)
+        return g.values[node.outputs[0]].size * k
+
+    @classmethod
+    def reference(cls, node, args, g):
+        a, b = args
+        return [np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)]
+
+    @classmethod
+    def lower(cls, node, ctx):
+        a, b = node.inputs
+        a_batch, b_batch, batch, m, k, n, _ = _matrices(node, ctx.g.values[a].shape,
+                                                        ctx.g.values[b].shape)
+        dims, (sa, sb) = broadcast_plan(node, batch, a_batch, b_batch)
+        params = {"dims": dims, "a_strides": tuple(s * m * k for s in sa),
+                  "b_strides": tuple(s * k * n for s in sb), "m": m, "k": k, "n": n}
+        ctx.call(node, "matmul_f32", params, [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])])

@@ -1,0 +1,105 @@
+"""Softmax along `axis`, with TFLite's `beta` (ONNX Softmax: beta 1).
+
+The tensor is walked as [outer, depth, inner] around the axis (no transpose): the last axis
+has inner = 1 and contiguous rows.
+
+float32: TFLM reference_ops::Softmax: subtract the row maximum, expf((x - max) * beta),
+divide by the sum.
+int8 -> int8: TFLM's fixed-point Softmax (codegen.quant.softmax_int8 and its C mirror
+kiln_softmax_row_s8). The output must be quantized with scale 1/256 and zero point -128, the
+only int8 format TFLM's kernel writes. Rows along a non-last axis are gathered into a
+scratch row, computed, and scattered back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.errors import KilnError
+from codegen.ir.graph import Graph, Node
+from codegen.lower.context import LowerContext
+from codegen.lower.kernel import ScratchArg
+from codegen.ops.common import quant_of, require_dtypes
+from codegen.ops.registry import Op, OpKind, register
+from codegen.quant import check_softmax_output, softmax_int8, softmax_params
+
+
+def normalized_axis(node: Node, rank: int) -> int:
+    axis = int(node.attrs["axis"])
+    if not -rank <= axis < rank:
+        raise KilnError(f"axis {axis} out of range for rank {rank}", node=node.name)
+    return axis % rank
+
+
+def row_geometry(node: Node, shape: tuple[int, ...]) -> dict[str, int]:
+    """outer / depth / inner sizes of the tensor around the softmax axis."""
+    axis = normalized_axis(node, len(shape))
+    return {"outer": int(np.prod(shape[:axis], dtype=np.int64)), "depth": int(shape[axis]),
+            "inner": int(np.prod(shape[axis + 1:], dtype=np.int64))}
+
+
+def _int8_params(node: Node, g: Graph):
+    qi, qo = quant_of(g, node.inputs[0], node), quant_of(g, node.outputs[0], node)
+    if qi.per_channel or qo.per_channel:
+        raise KilnError("int8 Softmax needs per-tensor quantization", node=node.name)
+    try:
+        check_softmax_output("int8", qo.s, qo.zp)
+        return softmax_params(float(node.attrs["beta"]), qi.s)
+    except KilnError as err:
+        err.node = err.node or node.name
+        raise
+
+
+@register
+class Softmax(Op):
+    name = "Softmax"
+    kind = OpKind.OPAQUE
+    attributes = {"axis": -1, "beta": 1.0}
+    arity = (1, 1)
+    kernels = ("softmax_f32", "softmax_s8", "softmax_strided_s8")
+
+    @classmethod
+    def infer(cls, node, ins):
+        (x,) = ins
+        if not x.shape:
+            raise KilnError("Softmax of a scalar", node=node.name)
+        normalized_axis(node, len(x.shape))
+        return [(x.dtype, x.shape)]
+
+    @classmethod
+    def check(cls, node: Node, g: Graph) -> None:
+        if require_dtypes(node, g, ("float32", "int8")) == "int8":
+            if g.values[node.outputs[0]].dtype != "int8":
+                raise KilnError("int8 Softmax must produce int8", node=node.name)
+            _int8_params(node, g)
+
+    @classmethod
+    def reference(cls, node, args, g):
+        (x,) = args
+        axis = normalized_axis(node, x.ndim)
+        if x.dtype == np.int8:
+            rows = np.moveaxis(x, axis, -1)
+            return [np.moveaxis(softmax_int8(rows, _int8_params(node, g)), -1, axis)]
+        beta = np.float32(node.attrs["beta"])
+        e = np.exp((x - x.max(axis=axis, keepdims=True)) * beta).astype(np.float32)
+        return [(e / e.sum(axis=axis, keepdims=True, dtype=np.float32)).astype(np.float32)]
+
+    @classmethod
+    def lower(cls, node, ctx: LowerContext):
+        g = ctx.g
+        x, out = node.inputs[0], node.outputs[0]
+        geo = row_geometry(node, g.values[x].shape)
+        args = [ctx.tensor(x), ctx.tensor(out)]
+        if g.values[x].dtype == "float32":
+            ctx.call(node, "softmax_f32", {**geo, "beta": float(node.attrs["beta"])}, args,
+                     headers=("math.h",))
+            return
+        sp = _int8_params(node, g)
+        params = {**geo, "input_multiplier": sp.input_multiplier,
+                  "input_left_shift": sp.input_left_shift, "diff_min": sp.diff_min}
+        if geo["inner"] == 1:
+            del params["inner"]
+            ctx.call(node, "softmax_s8", params, args, headers=("kiln_quant.h",))
+        else:  # a scratch row in and a scratch row out
+            ctx.call(node, "softmax_strided_s8", params, args + [ScratchArg(2 * geo["depth"])],
+                     headers=("kiln_quant.h",))

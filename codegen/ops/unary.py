@@ -1,0 +1,86 @@
+"""Elementwise unary ops (Clip, Sigmoid, Tanh, and the int8 side of Quantize): the shared part.
+
+float32 runs a per-op kernel (`<op>_f32`) over the flat tensor. int8 -> int8 ops are pure
+functions of the input byte, so they are tabulated at compile time from their bit-exact
+numpy emulation (TFLM's arithmetic) and run as one table look-up per element: the shared
+`unary_lut_s8` kernel (kiln_lut_s8 of kiln_quant.h per element), 256 bytes of flash per node.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, ClassVar
+
+import numpy as np
+
+from codegen.errors import KilnError
+from codegen.ir.graph import Graph, Node
+from codegen.lower.context import LowerContext
+from codegen.ops.common import quant_of, require_dtypes
+from codegen.ops.registry import Op, OpKind
+from codegen.quant import unary_lut_int8
+
+Int8Fn = Callable[[np.ndarray], np.ndarray]
+
+
+def per_tensor_quants(node: Node, g: Graph):
+    """(input quant, output quant) of an int8 -> int8 node, refusing per-channel ones."""
+    qi, qo = quant_of(g, node.inputs[0], node), quant_of(g, node.outputs[0], node)
+    if qi.per_channel or qo.per_channel:
+        raise KilnError(f"int8 {node.op} needs per-tensor quantization", node=node.name)
+    return qi, qo
+
+
+def lower_lut(node: Node, ctx: LowerContext, fn: Int8Fn) -> None:
+    """Emit `out[i] = table[(uint8_t)in[i]]` with the table of `fn` over all 256 inputs."""
+    x, out = node.inputs[0], node.outputs[0]
+    table = ctx.constant(node, "lut", unary_lut_int8(fn), "int8")
+    ctx.call(node, "unary_lut_s8", {"n": ctx.g.values[x].size, "table": table},
+             [ctx.tensor(x), ctx.tensor(out)], headers=("kiln_quant.h",))
+
+
+class UnaryOp(Op):
+    """Same shape and dtype in and out; float32 kernel `float_kernel`, int8 by table."""
+
+    kind = OpKind.ELEMENTWISE
+    arity = (1, 1)
+    float_kernel: ClassVar[str]
+    float_headers: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def infer(cls, node, ins):
+        (x,) = ins
+        return [(x.dtype, x.shape)]
+
+    @classmethod
+    def check(cls, node: Node, g: Graph) -> None:
+        if require_dtypes(node, g, ("float32", "int8")) == "int8":
+            cls.int8_fn(node, g)  # raises when TFLM has no kernel for these quantizations
+
+    @classmethod
+    def int8_fn(cls, node: Node, g: Graph) -> Int8Fn:
+        """The exact int8 -> int8 function of this node (TFLM's arithmetic)."""
+        raise NotImplementedError
+
+    @classmethod
+    def reference_float(cls, node: Node, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    @classmethod
+    def float_params(cls, node: Node) -> dict:
+        return {}
+
+    @classmethod
+    def reference(cls, node, args, g):
+        (x,) = args
+        if x.dtype == np.int8:
+            return [np.asarray(cls.int8_fn(node, g)(x)).astype(np.int8)]
+        return [np.asarray(cls.reference_float(node, x)).astype(np.float32)]
+
+    @classmethod
+    def lower(cls, node, ctx: LowerContext):
+        x, out = node.inputs[0], node.outputs[0]
+        if ctx.g.values[x].dtype == "int8":
+            lower_lut(node, ctx, cls.int8_fn(node, ctx.g))
+            return
+        ctx.call(node, cls.float_kernel, {"n": ctx.g.values[x].size, **cls.float_params(node)},
+                 [ctx.tensor(x), ctx.tensor(out)], headers=cls.float_headers)

@@ -1,0 +1,79 @@
+"""MatMul: numpy broadcasting of batch dimensions, against onnxruntime and in generated C."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from codegen.errors import KilnError
+from codegen.ir import GraphBuilder, run_graph
+from codegen.ops.registry import get_op
+from helpers import run_c
+from linear_testing import merge
+from op_testing import run_onnx_node
+
+# (a shape, b shape, b constant?)
+CASES = [
+    ((3, 4), (4, 5), True),
+    ((2, 3, 4), (4, 6), True),           # batched a, shared b (a linear layer on a sequence)
+    ((2, 1, 3, 4), (5, 4, 2), False),    # batch dims broadcast both ways: [2, 5, 3, 2]
+    ((4,), (2, 4, 3), False),            # 1-D a: a row, dropped from the result
+    ((2, 3, 4), (4,), True),             # 1-D b: a column, dropped from the result
+    ((2, 1, 3, 1, 2, 3, 7), (3, 5, 2, 7, 2), False),  # five batch dims, four after dropping 1s
+    ((2, 3, 4, 2, 3), (2, 3, 4, 3, 2), True),        # equal batch dims: coalesced into one
+]
+
+
+def graph(a_shape, b_shape, b_const, seed=0):
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder("mm")
+    a = b.input("a", "float32", a_shape)
+    bb = b.const("b", rng.standard_normal(b_shape).astype(np.float32)) if b_const else \
+        b.input("b", "float32", b_shape)
+    return b.output(b.node("MatMul", [a, bb])).build()
+
+
+def feeds(g, seed=1):
+    rng = np.random.default_rng(seed)
+    return {i: rng.standard_normal(g.values[i].shape).astype(np.float32) for i in g.inputs}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_reference_matches_onnxruntime(case):
+    g = graph(*case)
+    f = feeds(g)
+    got = run_graph(g, f)[g.outputs[0]]
+    inits = {} if case[2] is False else {"b": g.values["b"].data}
+    want = run_onnx_node("MatMul", f, initializers=inits)
+    assert got.shape == want.shape == g.values[g.outputs[0]].shape
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+def test_generated_c_equals_reference():
+    graphs = [graph(*c, seed=k) for k, c in enumerate(CASES)]
+    g, _, outs = merge(graphs)
+    f = feeds(g)
+    got = run_c(g, [f])[0]
+    want = run_graph(g, f)
+    for name in outs:
+        assert np.abs(got[name] - want[name]).max() <= 1e-5 * np.abs(want[name]).max(), name
+
+
+def test_shape_errors_and_int8_refused():
+    b = GraphBuilder("bad")
+    a = b.input("a", "float32", (2, 3, 4))
+    with pytest.raises(KilnError, match="inner dimensions 4 and 5"):
+        b.node("MatMul", [a, b.input("b", "float32", (5, 2))])
+    with pytest.raises(KilnError, match="do not broadcast"):
+        b.node("MatMul", [a, b.input("c", "float32", (3, 4, 2))])
+    q = b.input("q", "int8", (2, 4))
+    y = b.node("MatMul", [q, b.const("w", np.ones((4, 2), np.int8))])
+    g = b.output(y).build()
+    with pytest.raises(KilnError, match="int8") as err:
+        get_op("MatMul").check(g.nodes[0], g)
+    assert err.value.node == g.nodes[0].name
+
+
+def test_macs():
+    g = graph((2, 1, 3, 4), (5, 4, 2), False)
+    assert get_op("MatMul").macs(g.nodes[0], g) == 2 * 5 * 3 * 2 * 4
