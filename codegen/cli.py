@@ -1,4 +1,4 @@
-"""The `kiln` command: build, run, verify, inspect.
+"""The `kiln` command: build, run, verify, profile, inspect.
 
 Errors in the user's input are one line on stderr and exit status 2; a verification
 mismatch exits 1; a crash inside Kiln is one line too (use --debug for the traceback).
@@ -62,6 +62,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int, default=20, help="number of random inputs (default 20)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--sanitize", action="store_true", help="build with AddressSanitizer and UBSan")
+
+    p = sub.add_parser("profile", help="exact instructions per kernel and in total on an emulated target",
+                       description="Build firmware for the target's emulated board, run it in QEMU under an "
+                                   "instruction-counting plugin, and print the instructions of each kernel call "
+                                   "and of the whole inference, with flash and RAM.")
+    _add_compile_options(p)
+    p.add_argument("--samples", type=int, default=1, help="number of random inputs to run (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
     p = sub.add_parser("inspect", help="list ops, support, MACs, parameters, arena bound",
                        description="List the model's operators and whether Kiln supports them, "
@@ -129,6 +137,16 @@ def _cmd_verify(args) -> int:
     return 0
 
 
+def _cmd_profile(args) -> int:
+    from codegen.verify.profile import format_profile, profile_model
+
+    if args.samples < 1:
+        raise KilnError("--samples must be at least 1")
+    prof = profile_model(args.model, _options(args), samples=args.samples, seed=args.seed)
+    print(format_profile(prof, args.model.name), end="")
+    return 0
+
+
 def _cmd_inspect(args) -> int:
     from codegen.inspect import inspect_model
 
@@ -137,7 +155,8 @@ def _cmd_inspect(args) -> int:
     return 0
 
 
-COMMANDS = {"build": _cmd_build, "run": _cmd_run, "verify": _cmd_verify, "inspect": _cmd_inspect}
+COMMANDS = {"build": _cmd_build, "run": _cmd_run, "verify": _cmd_verify, "profile": _cmd_profile,
+            "inspect": _cmd_inspect}
 
 
 def main(argv: list[str] | None = None) -> int:

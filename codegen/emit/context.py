@@ -57,6 +57,7 @@ class ModelCtx:
     model_sha256: str
     target: str
     arena_size: int
+    uses_arena: bool  # False when every kernel reads and writes only caller buffers and flash
     arena_align: int
     inputs: tuple[IOSpec, ...]
     outputs: tuple[IOSpec, ...]

@@ -112,7 +112,7 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
     model = ModelCtx(
         name=name, guard=guard, kiln_version=__version__, model_file=model_file,
         model_sha256=model_sha256, target=ctx.target.name,
-        arena_size=max(plan.arena_size, 1), arena_align=ctx.target.alignment,
+        arena_size=max(plan.arena_size, 1), uses_arena=plan.arena_size > 0, arena_align=ctx.target.alignment,
         inputs=_io_specs(ctx, ctx.g.inputs, "INPUT", guard),
         outputs=_io_specs(ctx, ctx.g.outputs, "OUTPUT", guard),
         system_headers=tuple(sorted(headers - local)),

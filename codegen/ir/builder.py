@@ -55,7 +55,7 @@ class GraphBuilder:
         arr = np.asarray(data)
         if dtype is not None:
             arr = arr.astype(np_dtype(dtype))
-        arr = np.ascontiguousarray(arr)
+        arr = np.array(arr, order="C", copy=True)  # keeps rank 0 (ascontiguousarray makes it 1-D)
         name = self._name(name, self.g.values)
         self.g.add_value(Value(name, dtype_of(arr), tuple(arr.shape), quant, arr))
         return name

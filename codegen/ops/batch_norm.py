@@ -34,7 +34,7 @@ def fold(node, scale, bias, mean, var) -> tuple[np.ndarray, np.ndarray]:
 @register
 class BatchNorm(Op):
     name = "BatchNorm"
-    kind = OpKind.ELEMENTWISE
+    kind = OpKind.BROADCAST  # per-channel constants broadcast over the other axes
     attributes = {"epsilon": 1e-5, "axis": 1}
     arity = (5, 5)
     kernels = ("batch_norm_f32",)

@@ -38,8 +38,9 @@ class QemuRun:
 
     @property
     def stack_bytes(self) -> int | None:
-        """The stack high-water mark the harness reports at the end of a run."""
-        m = re.search(r"kiln-stack-bytes (\d+)", self.stdout)
+        """The stack high-water mark the harness reports at the end of a run (semihosting
+        console text: QEMU 7.2 writes it to stderr)."""
+        m = re.search(r"kiln-stack-bytes (\d+)", self.stdout + self.stderr)
         return int(m.group(1)) if m else None
 
 

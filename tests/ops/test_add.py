@@ -36,6 +36,18 @@ def test_generated_c_equals_reference(dtype):
     bt.check_c(OP, dtype)
 
 
+def test_int8_scales_that_tflm_rejects_are_refused():
+    """An output scale so small that TFLM's output multiplier would exceed 1."""
+    from codegen.errors import KilnError
+    from helpers import build_graph
+    from op_testing import graph_of_cases
+
+    g = graph_of_cases("add", [bt.case(OP, (1, 4), (1, 4), "none", [(1.0, 0), (1.0, 0), (1e-9, 0)])])
+    with pytest.raises(KilnError, match="TFLM rejects") as err:
+        build_graph(g)
+    assert err.value.node == g.nodes[0].name
+
+
 def test_broadcast_of_too_many_dimensions_is_refused():
     bt.check_too_many_dims(OP)
 

@@ -28,6 +28,13 @@ def case(dtype: str, shapes, axis: int, quant: Quant | None = None, out_quant: Q
     return build
 
 
+def with_constant(b: GraphBuilder, prefix: str) -> str:
+    """A constant input (read from flash) between two graph inputs."""
+    x = b.input(f"{prefix}x", "float32", (2, 2, 3))
+    c = b.const(f"{prefix}c", np.arange(12, dtype=np.float32).reshape(2, 2, 3))
+    return b.node("Concat", [x, c, x], axis=2)
+
+
 def inputs(feed: dict, n: int) -> list[np.ndarray]:
     return [feed[f"c0_x{k}"] for k in range(n)]
 
@@ -57,6 +64,7 @@ def test_int8_matches_tflm(shapes, axis):
 def test_generated_c_equals_reference():
     cases = [case("float32", s, a) for s, a in CASES] + [case("int8", s, a, Q) for s, a in CASES]
     cases += [case(dt, [(2, 3), (2, 2)], 1) for dt in ("int32", "int16", "uint8")]
+    cases.insert(0, with_constant)
     g = graph_of_cases("concat", cases)
     feeds = random_feeds(g, 2, 3)
     got = assert_c_equals_reference(g, feeds)
