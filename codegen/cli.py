@@ -33,8 +33,11 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
     p.add_argument("--name", help="C prefix of the generated code (default: from the model file name)")
     p.add_argument("--input-shape", action="append", type=_input_shape, default=[], metavar="NAME=d0,d1,...",
                    help="fix the shape of an input with unknown dimensions (repeatable)")
-    p.add_argument("--planner", choices=["greedy", "linear"], default="greedy",
-                   help="arena placement algorithm (default: greedy)")
+    p.add_argument("--planner", choices=["auto", "cpsat", "greedy", "linear"], default="auto",
+                   help="arena placement: auto = greedy, then CP-SAT if greedy is above the lower bound "
+                        "(default: auto)")
+    p.add_argument("--time-limit", type=float, default=10.0, metavar="S",
+                   help="seconds the CP-SAT planner may take; the best plan found by then is used (default 10)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -82,8 +85,11 @@ def _parser() -> argparse.ArgumentParser:
 def _options(args):
     from codegen.options import CompileOptions
 
+    if not 0 < args.time_limit < float("inf"):
+        raise KilnError(f"--time-limit must be a positive number of seconds, not {args.time_limit:g}")
     return CompileOptions(target=load_target(args.target), name=args.name,
-                          input_shapes=dict(args.input_shape), planner=args.planner)
+                          input_shapes=dict(args.input_shape), planner=args.planner,
+                          time_limit_s=args.time_limit)
 
 
 def _cmd_build(args) -> int:

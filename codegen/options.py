@@ -12,4 +12,5 @@ class CompileOptions:
     target: Target
     name: str | None = None  # C prefix of the generated code; default: from the model file name
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    planner: str = "greedy"
+    planner: str = "auto"  # arena placement: auto, cpsat, greedy or linear (see codegen.memory.plan_memory)
+    time_limit_s: float = 10.0  # budget of the CP-SAT planner; greedy's plan is kept if it runs out

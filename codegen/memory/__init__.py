@@ -34,7 +34,7 @@ def plan_memory(buffers: list[Buffer], planner: str = "auto", time_limit: float 
         if planner == "auto" and greedy.status == "OPTIMAL":
             plan = greedy  # on the lower bound already: nothing for the solver to improve or prove
         else:
-            plan = solve_cpsat(buffers, greedy, time_limit)
+            plan = solve_cpsat(buffers, greedy, time_limit, started=t0)
     validate_plan(buffers, plan)
     return replace(plan, seconds=time.perf_counter() - t0)
 

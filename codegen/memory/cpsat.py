@@ -31,24 +31,31 @@ WORKERS = 1  # see the module docstring: more workers are either non-determinist
 DETERMINISTIC_SHARE = 0.35
 
 
-def _params(solver: cp_model.CpSolver, time_limit: float) -> None:
+# Wall time kept back for reading the solution and validating it.
+MARGIN_S = 0.05
+
+
+def _params(solver: cp_model.CpSolver, time_limit: float, wall_left: float) -> None:
     p = solver.parameters
     p.random_seed = SEED
     p.num_workers = WORKERS
     p.interleave_search = False
     p.max_deterministic_time = max(time_limit * DETERMINISTIC_SHARE, 0.01)
-    p.max_time_in_seconds = max(time_limit, 0.01)
+    p.max_time_in_seconds = max(wall_left - MARGIN_S, 0.01)
     p.log_search_progress = False
 
 
-def solve_cpsat(buffers: list[Buffer], start: Plan, time_limit: float = 10.0) -> Plan:
+def solve_cpsat(buffers: list[Buffer], start: Plan, time_limit: float = 10.0,
+                started: float | None = None) -> Plan:
     """Minimise the arena, starting from `start` (a valid plan, used as hint and upper bound).
 
     Returns a plan with status OPTIMAL when the solver proves no smaller arena exists (or the
     start already sits on the lower bound, then the solver is not run), FEASIBLE otherwise.
     `proven_bound` is the best lower bound known: the solver's, if it is above the live bound.
+    The wall-clock limit counts from `started` (a `time.perf_counter()` value; default: now),
+    so that a caller's own work (greedy, validation) is inside the limit too.
     """
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if started is None else started
     bound = lower_bound(buffers)
     if start.arena_size <= bound:
         return Plan(dict(start.offsets), start.arena_size, bound, "cpsat", "OPTIMAL", bound,
@@ -74,7 +81,7 @@ def solve_cpsat(buffers: list[Buffer], start: Plan, time_limit: float = 10.0) ->
     model.minimize(arena)
 
     solver = cp_model.CpSolver()
-    _params(solver, time_limit)
+    _params(solver, time_limit, time_limit - (time.perf_counter() - t0))
     status = solver.solve(model)
     seconds = time.perf_counter() - t0
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -1,0 +1,1 @@
+"""Golden snapshots of generated C for small models (see update.py)."""
