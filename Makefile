@@ -5,9 +5,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 MODELS ?= ../shared/models/mlperf_tiny
-# Debian packages the project needs: the host C compiler now, the Arm toolchains and
-# emulators as the Cortex-M / Cortex-A targets use them.
-APT_PACKAGES := gcc make
+# Debian packages the project needs: the host C compiler; the Arm toolchain, newlib and
+# QEMU of the Cortex-M targets (firmware built and run by `kiln verify --target cortex-m4`).
+APT_PACKAGES := gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 
 .PHONY: setup demo test test-slow clean
 

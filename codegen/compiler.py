@@ -19,6 +19,7 @@ from codegen.ir.graph import Graph
 from codegen.lower import lower_graph
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.memory import Buffer, Plan, plan_memory
+from codegen.memory.report import memory_markdown, memory_svg
 from codegen.options import CompileOptions
 from codegen.passes.pipeline import run_pipeline
 
@@ -43,11 +44,11 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
     g = run_pipeline(g)
     lowered = lower_graph(g, options.target)
     buffers = arena_buffers(lowered)
-    plan = plan_memory(buffers, options.planner)
+    plan = plan_memory(buffers, options.planner, options.time_limit_s)  # plan.seconds: never into files
     files = render(lowered, plan, name=name, model_file=model_file, model_sha256=model_sha256)
     manifest = _manifest(lowered, plan, buffers, name, model_file, model_sha256)
     files[f"{name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-    files[f"{name}.memory.md"] = _memory_report(plan, buffers, name)
+    files.update(_memory_report(plan, buffers, name))
     return BuildResult(name, g, lowered, buffers, plan, files, manifest)
 
 
@@ -85,6 +86,7 @@ def _manifest(ctx: LowerContext, plan: Plan, buffers: list[Buffer], name: str, m
         "arena_sum_of_buffers_bytes": sum(b.size for b in buffers),
         "planner": plan.planner,
         "planner_status": plan.status,
+        "arena_proven_bound_bytes": plan.proven_bound if plan.proven_bound is not None else plan.lower_bound,
         "weights_bytes": sum(c.nbytes for c in ctx.consts),
         "ops": sorted({n.op for n in ctx.g.nodes}),
         "kernels": sorted({c.kernel for c in ctx.calls}),
@@ -94,16 +96,11 @@ def _manifest(ctx: LowerContext, plan: Plan, buffers: list[Buffer], name: str, m
     }
 
 
-def _memory_report(plan: Plan, buffers: list[Buffer], name: str) -> str:
-    lines = [f"# Memory plan of {name}", "",
-             f"- arena: {plan.arena_size} B",
-             f"- lower bound (largest live total): {plan.lower_bound} B",
-             f"- sum of buffer sizes: {sum(b.size for b in buffers)} B",
-             f"- planner: {plan.planner}, status {plan.status}", "",
-             "| buffer | bytes | offset | first step | last step |", "|---|---:|---:|---:|---:|"]
-    for b in sorted(buffers, key=lambda b: (plan.offsets[b.name], b.first)):
-        lines.append(f"| {b.name} | {b.size} | {plan.offsets[b.name]} | {b.first} | {b.last} |")
-    return "\n".join(lines) + "\n"
+def _memory_report(plan: Plan, buffers: list[Buffer], name: str) -> dict[str, str]:
+    """`N.memory.md` (figures and table of buffers) and `N.memory.svg` (the arena over time)."""
+    svg = f"{name}.memory.svg"
+    return {f"{name}.memory.md": memory_markdown(plan, buffers, name, svg_file=svg),
+            svg: memory_svg(plan, buffers, name)}
 
 
 def write_output(files: dict[str, str], out_dir: Path) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# Test utilities (helpers.py, onnx_models.py, tflite_models.py) are imported by plain name.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 MODELS = ROOT.parent / "shared" / "models" / "mlperf_tiny"
 
 

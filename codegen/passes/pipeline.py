@@ -6,6 +6,7 @@ from typing import Callable
 
 from codegen.ir.graph import Graph
 from codegen.ir.verifier import verify_graph
+from codegen.memory.schedule import schedule_for_memory
 from codegen.passes.dce import eliminate_dead_code
 
 Pass = Callable[[Graph], Graph]
@@ -13,6 +14,9 @@ Pass = Callable[[Graph], Graph]
 PIPELINE: list[tuple[str, Pass]] = [
     # Drop whatever no output depends on, so no kernel or weight is emitted for it.
     ("dce", eliminate_dead_code),
+    # Last: choose the execution order of branching graphs that needs the least RAM (exact for
+    # small graphs, greedy past a bound on the search). Only reorders nodes; chains keep theirs.
+    ("schedule", schedule_for_memory),
 ]
 
 

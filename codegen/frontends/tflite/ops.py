@@ -13,6 +13,7 @@ from typing import Callable
 
 import numpy as np
 
+from codegen.frontends.tflite import hybrid
 from codegen.frontends.tflite.importer import OpContext
 
 SAME, VALID = 0, 1  # tflite.Padding
@@ -88,27 +89,14 @@ def _axis(ctx: OpContext, axis: int, rank: int) -> int:
 
 def _weights(ctx: OpContext, k: int) -> str:
     """Input k as a weight value. A hybrid (dynamic-range) model stores int8 weights for float
-    activations; Kiln runs those ops in float, so the weights are dequantized here."""
+    activations; Kiln runs those ops in float, so the weights are dequantized here (once)."""
+    if not hybrid.is_hybrid_weight(ctx.imp.model, ctx.op, k):
+        return ctx.input(k)
     t = ctx.tensor(k)
-    x = ctx.imp.b.g.values[ctx.input(0)]
-    if t is not None and t.data is not None and x.dtype == "float32" and t.dtype != "float32" \
-            and t.quant is not None:
-        folded = ctx.imp.folded
-        if t.index not in folded:
-            folded[t.index] = ctx.imp.b.const(ctx.imp.names[t.index], _dequantized(ctx, t))
-        return folded[t.index]
-    return ctx.input(k)
-
-
-def _dequantized(ctx: OpContext, t) -> np.ndarray:
-    if t.quant is None:
-        raise ctx.error(f"constant '{t.name}' has no quantization parameters")
-    shape = [1] * t.data.ndim
-    if t.quant.per_channel:
-        shape[t.quant.axis] = -1
-    scale = np.asarray(t.quant.scale, np.float64).reshape(shape)
-    zp = np.asarray(t.quant.zero_point, np.float64).reshape(shape)
-    return ((t.data.astype(np.float64) - zp) * scale).astype(np.float32)
+    folded = ctx.imp.folded
+    if t.index not in folded:
+        folded[t.index] = ctx.imp.b.const(ctx.imp.names[t.index], hybrid.dequantize(t))
+    return folded[t.index]
 
 
 @converts("CONV_2D", inputs=(2, 3))
@@ -232,7 +220,9 @@ def dequantize(ctx: OpContext) -> None:
         return
     # A constant (float16 or quantized weights of a float model): fold to float32 now.
     data = t.data
-    ctx.emit_constant(data.astype(np.float32) if data.dtype.kind == "f" else _dequantized(ctx, t))
+    if data.dtype.kind != "f" and t.quant is None:
+        raise ctx.error(f"constant '{t.name}' has no quantization parameters")
+    ctx.emit_constant(data.astype(np.float32) if data.dtype.kind == "f" else hybrid.dequantize(t))
 
 
 @converts("SOFTMAX")

@@ -1,4 +1,4 @@
-"""Regenerate the golden snapshots: `python -m tests.golden.update` from the repository root.
+"""Regenerate the golden snapshots: `python tests/golden/golden_snapshots.py` (from anywhere).
 
 Each model in tests/golden/models/ is compiled for the host; the generated files are written
 to tests/golden/<model stem>/. Review the diff before committing it.

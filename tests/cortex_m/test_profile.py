@@ -1,0 +1,82 @@
+"""Exact instruction counts: the QEMU plugin's counts equal a one-instruction-per-block trace
+of the same firmware, repeat to the instruction across runs, and `kiln profile` reports them
+per kernel call and in total."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from codegen.cli import main
+from codegen.targets import load_target
+from codegen.verify import qemu
+from codegen.verify.firmware import build_firmware
+from codegen.verify.profile import MARKS_FILE, profile_generated, split_marks
+from codegen.verify.samples import random_samples
+from cortex_m_testing import build, float_graph, int8_graph
+
+pytestmark = pytest.mark.usefixtures("cortex_m")
+
+
+def test_plugin_counts_equal_a_single_step_trace(tmp_path, insn_plugin):
+    """Every executed instruction is one trace line with -singlestep: the plugin's total and
+    the position of each marker in the trace are the plugin's counts, exactly."""
+    res = build(float_graph(), "cortex-m4")
+    samples = random_samples(res.manifest["inputs"], 2, seed=1)
+    fw = build_firmware(res.files, "t", load_target("cortex-m4"), samples, tmp_path, profile=True)
+    qemu.run_firmware(fw, tmp_path, plugin=[str(insn_plugin), f"out={tmp_path / MARKS_FILE}"])
+    text = (tmp_path / MARKS_FILE).read_text()
+    marks = [m for chunk in split_marks(text, len(res.manifest["fusion_groups"]), 2) for m in chunk]
+    total = int(re.search(r"total (\d+)", text).group(1))
+
+    cmd = qemu.qemu_command(fw.board, fw.elf) + ["-singlestep", "-d", "exec,nochain", "-D", str(tmp_path / "trace")]
+    proc = subprocess.run(cmd, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0 and "singlestep" in proc.stderr:
+        pytest.skip("this QEMU has no -singlestep")
+    assert proc.returncode == 0, proc.stderr
+    dump = subprocess.run(["arm-none-eabi-objdump", "-d", str(fw.elf)], capture_output=True, text=True).stdout
+    marker_pcs = {f"{int(m.group(1), 16):08x}" for m in re.finditer(r"^\s*([0-9a-f]+):\s+bf70\s", dump, re.M)}
+    at_markers, n = [], 0
+    for line in (tmp_path / "trace").read_text().splitlines():
+        if line.startswith("Trace"):
+            n += 1
+            if line.split("[")[1].split("/")[1] in marker_pcs:
+                at_markers.append(n)
+    assert n == total
+    assert at_markers == marks
+
+
+@pytest.mark.parametrize("target", ["cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m55"])
+def test_counts_repeat_exactly(target, insn_plugin):
+    res = build(int8_graph(), target)
+    samples = random_samples(res.manifest["inputs"], 2, seed=4)
+    runs = [profile_generated(res.files, "t", res.manifest, load_target(target), samples, plugin=insn_plugin)
+            for _ in range(2)]
+    assert runs[0] == runs[1]
+    p = runs[0]
+    assert [c.kernel for c in p.calls] == [g["kernel"] for g in res.manifest["fusion_groups"]] == ["add_bcast_s8"] * 2
+    assert all(c.variant == "reference" for c in p.calls)
+    for k in range(2):
+        kernels = sum(c.instructions[k] for c in p.calls)
+        # Every element costs instructions; the call into the model and its return a few more.
+        assert 128 <= min(c.instructions[k] for c in p.calls) and kernels < p.totals[k] < kernels + 64
+
+
+def test_kiln_profile_prints_each_call_and_the_total(models_dir, capsys):
+    assert main(["profile", str(models_dir / "ad01_int8.tflite"), "--target", "cortex-m4"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if re.match(r"\s+\d+\s+\S+\s+\S+\s+reference\s+[\d,]+\s+[\d.]+%$", line)]
+    assert len(rows) == 10  # ten FULLY_CONNECTED layers
+    counts = [int(r.split()[4].replace(",", "")) for r in rows]
+    kernels = int(re.search(r"kernels\s+([\d,]+)", out).group(1).replace(",", ""))
+    total = int(re.search(r"total \(call to return of the model\)\s+([\d,]+)", out).group(1).replace(",", ""))
+    assert sum(counts) == kernels < total
+    assert re.search(r"model: flash [\d,]+ B \(text [\d,]+, rodata [\d,]+", out)
+    assert re.search(r"stack used [\d,]+ B", out)
+
+
+def test_kiln_profile_needs_an_emulated_target(models_dir, capsys):
+    assert main(["profile", str(models_dir / "ad01_int8.tflite"), "--target", "host"]) == 2
+    assert "emulated board" in capsys.readouterr().err

@@ -1,1 +1,0 @@
-"""Golden snapshots of generated C for small models (see update.py)."""
