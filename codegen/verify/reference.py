@@ -49,18 +49,22 @@ def _tflite_io_names(model: Path) -> tuple[list[str], list[str]]:
 
 
 def is_quantized_tflite(model: Path) -> bool:
-    """Integer inputs or outputs: a quantized model, run by TFLite Micro.
+    """Integer activations: a quantized model, run by TFLite Micro.
 
-    Float I/O with int8 weights (dynamic-range "hybrid" models) is a float model: TFLite Micro
-    refuses those, and LiteRT runs them.
+    Only int8 constants (weights) with float activations is a dynamic-range ("hybrid")
+    float model: TFLite Micro refuses those, and LiteRT runs them.
     """
     import tflite
 
     m = tflite.Model.GetRootAsModel(model.read_bytes(), 0)
     sg = m.Subgraphs(0)
-    io = [sg.Inputs(k) for k in range(sg.InputsLength())] + [sg.Outputs(k) for k in range(sg.OutputsLength())]
-    return any(sg.Tensors(i).Type() in (tflite.TensorType.INT8, tflite.TensorType.INT16,
-                                         tflite.TensorType.UINT8) for i in io)
+
+    def is_constant(t) -> bool:
+        buf = m.Buffers(t.Buffer()) if t.Buffer() < m.BuffersLength() else None
+        return buf is not None and (buf.DataLength() > 0 or buf.Size() > 0)
+
+    return any(t.Type() in (tflite.TensorType.INT8, tflite.TensorType.INT16, tflite.TensorType.UINT8)
+               and not is_constant(t) for t in (sg.Tensors(i) for i in range(sg.TensorsLength())))
 
 
 def run_tflite_micro(model: Path, samples: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
