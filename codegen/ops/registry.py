@@ -71,6 +71,7 @@ class Op:
 
 
 _REGISTRY: dict[str, type[Op]] = {}
+_LOADED = False
 
 
 def register(cls: type[Op]) -> type[Op]:
@@ -82,6 +83,11 @@ def register(cls: type[Op]) -> type[Op]:
 
 
 def _load_all() -> None:
+    """Import every op module once (an op module imported directly registers only itself)."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
     import codegen.ops as pkg
 
     for mod in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
@@ -90,8 +96,7 @@ def _load_all() -> None:
 
 
 def get_op(name: str) -> type[Op]:
-    if not _REGISTRY:
-        _load_all()
+    _load_all()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -99,8 +104,7 @@ def get_op(name: str) -> type[Op]:
 
 
 def all_ops() -> dict[str, type[Op]]:
-    if not _REGISTRY:
-        _load_all()
+    _load_all()
     return dict(sorted(_REGISTRY.items()))
 
 
