@@ -69,9 +69,10 @@ class LowerContext:
 
     # -- program -------------------------------------------------------------------------
     def call(self, node: Node, kernel: str, params: dict[str, ParamValue], args: Sequence[Arg],
-             headers: Sequence[str] = ()) -> KernelCall:
+             headers: Sequence[str] = (), part: str | None = None) -> KernelCall:
+        """Append a kernel call for `node`; `part` names it when a node needs several calls."""
         call = KernelCall(
-            cname=self.cname(node),
+            cname=self.cname(node) + (f"_{part}" if part else ""),
             kernel=kernel,
             function=f"kiln_{kernel}",
             params=dict(params),

@@ -32,6 +32,9 @@ class Plan:
     # Wall-clock planning time: for the CLI and benchmarks only, never written into build files
     # (they must be byte-identical across runs), hence left out of comparisons.
     seconds: float = field(default=0.0, compare=False)
+    # False when a wall-clock limit, not a deterministic budget or a proof, ended the search:
+    # the plan is valid but another run (on a busier machine) may place buffers differently.
+    reproducible: bool = field(default=True, compare=False)
 
 
 def align_up(n: int, align: int) -> int:

@@ -84,12 +84,14 @@ def solve_cpsat(buffers: list[Buffer], start: Plan, time_limit: float = 10.0,
     _params(solver, time_limit, time_limit - (time.perf_counter() - t0))
     status = solver.solve(model)
     seconds = time.perf_counter() - t0
+    on_budget = solver.deterministic_time >= solver.parameters.max_deterministic_time * 0.999
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         # No solution within the limit (the hint was not even checked): keep the start plan.
-        return Plan(dict(start.offsets), start.arena_size, bound, "cpsat", "FEASIBLE", bound, seconds)
+        return Plan(dict(start.offsets), start.arena_size, bound, "cpsat", "FEASIBLE", bound, seconds,
+                    reproducible=on_budget)
     result = {b.name: solver.value(offsets[b.name]) if b.name in offsets else 0 for b in buffers}
     size = max((result[b.name] + b.size for b in buffers), default=0)
     proven = max(bound, int(solver.best_objective_bound))
     optimal = status == cp_model.OPTIMAL or size <= proven
     return Plan(result, size, bound, "cpsat", "OPTIMAL" if optimal else "FEASIBLE",
-                size if optimal else proven, seconds)
+                size if optimal else proven, seconds, reproducible=optimal or on_budget)

@@ -40,7 +40,13 @@ def plan_greedy_by_size(buffers: list[Buffer]) -> Plan:
             candidate = max(candidate, end)
         offsets[b.name] = align_up(candidate, b.align)
         placed.append((offsets[b.name], b))
-    return _plan("greedy", buffers, offsets, t0)
+    plan = _plan("greedy", buffers, offsets, t0)
+    # Alignment padding can make largest-first lose to plain stacking when everything is live
+    # at once (sizes 2 and 257, 4-aligned: 262 against 261): never be worse than the baseline.
+    linear = plan_linear(buffers)
+    if linear.arena_size < plan.arena_size:
+        return _plan("greedy", buffers, dict(linear.offsets), t0)
+    return plan
 
 
 PLANNERS = {"linear": plan_linear, "greedy": plan_greedy_by_size}

@@ -81,10 +81,7 @@ class Concat(Op):
         for k, name in enumerate(node.inputs):
             chunk = g.values[name].shape[axis] * inner
             if chunk > 0 and outer > 0:
-                call = ctx.call(node, "concat", {"outer": outer, "chunk": chunk,
-                                                 "out_stride": out.shape[axis] * inner,
-                                                 "out_offset": offset},
-                                [ctx.tensor(name), ctx.tensor(node.outputs[0])])
-                # One call per input: each needs its own name for its params struct.
-                call.cname = f"{ctx.cname(node)}_in{k}"
+                ctx.call(node, "concat", {"outer": outer, "chunk": chunk,
+                                          "out_stride": out.shape[axis] * inner, "out_offset": offset},
+                         [ctx.tensor(name), ctx.tensor(node.outputs[0])], part=f"in{k}")
             offset += chunk

@@ -8,6 +8,7 @@ import pytest
 
 from codegen.errors import KilnError
 from codegen.ir import GraphBuilder, Quant, run_graph
+from codegen.ops.transpose import transpose_plan
 from helpers import build_graph
 from op_testing import (assert_c_equals_reference, finish, graph_of_cases, random_feeds,
                         run_onnx_node)
@@ -61,9 +62,6 @@ def test_generated_c_equals_reference():
 
 
 def test_plan_merges_adjacent_axes_and_drops_unit_axes():
-    # Imported here: importing an op module first would leave the op registry half loaded.
-    from codegen.ops.transpose import transpose_plan
-
     # NCHW -> NHWC of float: H and W stay adjacent (one loop of 16), C is strided.
     assert transpose_plan((1, 8, 4, 4), (0, 2, 3, 1), 4) == ([16, 8], [4, 64], 4)
     # The last input axis stays last: each step copies a contiguous run of 5 int8.

@@ -110,8 +110,15 @@ def conv_2d(ctx: OpContext) -> None:
     strides = _positive(ctx, "strides", o["StrideH"], o["StrideW"])
     dilations = _positive(ctx, "dilation factors", o["DilationHFactor"], o["DilationWFactor"])
     pads = _pads(ctx, o["Padding"], x[1:3], w[1:3], strides, dilations)
-    ctx.emit("Conv2D", [ctx.input(0), _weights(ctx, 1), ctx.input(2)], strides=strides,
-             dilations=dilations, pads=pads, activation=ctx.activation(o))
+    attrs = dict(strides=strides, dilations=dilations, pads=pads, activation=ctx.activation(o))
+    filt = ctx.tensor(1)
+    if ctx.imp.b.g.values[ctx.input(0)].dtype == "float32" and filt.dtype == "int8" \
+            and filt.data is not None:
+        # Hybrid (dynamic-range) convolution: LiteRT quantizes the input on the fly; Kiln
+        # does the same, keeping the weights int8.
+        ctx.emit("HybridConv2D", [ctx.input(0), ctx.input(1), ctx.input(2)], **attrs)
+        return
+    ctx.emit("Conv2D", [ctx.input(0), _weights(ctx, 1), ctx.input(2)], **attrs)
 
 
 @converts("DEPTHWISE_CONV_2D", inputs=(2, 3))
