@@ -100,9 +100,14 @@ def _cmd_build(args) -> int:
     result = compile_model(args.model, _options(args))
     write_output(result.files, args.output)
     m = result.manifest
+    p = result.plan
     print(f"kiln: wrote {len(result.files)} files to {args.output}: arena {m['arena_bytes']} B "
-          f"(lower bound {m['arena_lower_bound_bytes']} B), weights {m['weights_bytes']} B, "
+          f"(lower bound {m['arena_lower_bound_bytes']} B, {p.planner} {p.status} in {p.seconds:.2f} s), "
+          f"weights {m['weights_bytes']} B, "
           f"{len(m['fusion_groups'])} kernel calls")
+    if not p.reproducible:
+        print("kiln: warning: --time-limit stopped the CP-SAT search on the wall clock; "
+              "the plan is valid but may differ between builds (raise --time-limit)", file=sys.stderr)
     return 0
 
 

@@ -37,7 +37,8 @@ class Board:
     qemu_machine: str  # qemu-system-arm -M
     qemu_cpu: str  # qemu-system-arm -cpu (the machine accepts only its own core)
     stack_bytes: int
-    flash: MemoryRegion  # vector table at its origin, code, constants
+    flash: MemoryRegion  # code, constants (and the vector table when `vectors` is None)
+    vectors: MemoryRegion | None  # where the core boots, when that is not the start of `flash`
     ram: MemoryRegion  # data, bss, stack
     ext: MemoryRegion | None  # test-harness samples only; None: they go to flash
     flash_budget: int  # bytes a firmware may use: text + rodata + data
@@ -75,6 +76,7 @@ def load_board(name: str) -> Board:
         qemu_cpu=data["qemu_cpu"],
         stack_bytes=int(data["stack_bytes"]),
         flash=flash,
+        vectors=_region(data, "vectors", name),
         ram=ram,
         ext=_region(data, "ext", name),
         flash_budget=int(budget.get("flash_bytes", flash.length)),

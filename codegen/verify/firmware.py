@@ -8,6 +8,7 @@ as a user's build would; the harness and startup (boards/cortex_m/) are test sca
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -156,6 +157,19 @@ def _run(cmd: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
+def _link(cmd: list[str], cwd: Path, board: Board) -> None:
+    """Link; a memory region overflow is the user's model not fitting the board: one clear line."""
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode == 0:
+        return
+    overflow = re.findall(r"region `(\w+)' overflowed by (\d+) bytes", proc.stderr)
+    if overflow:
+        what = ", ".join(f"{region} by {int(n):,} B" for region, n in overflow)
+        raise KilnError(f"the firmware does not fit board '{board.name}': {what} over "
+                        f"(flash {board.flash.length:,} B, RAM {board.ram.length:,} B)")
+    raise ToolchainError(f"{' '.join(cmd)}\n{proc.stderr[-8000:]}")
+
+
 def elf_sizes(size_tool: str, paths: list[Path], cwd: Path) -> Sizes:
     """Sum of section sizes by kind over object files or an image (SysV format of `size`)."""
     totals = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
@@ -208,7 +222,7 @@ def build_firmware(files: dict[str, str], name: str, target: Target, samples: li
         _run([*base, *STRICT_FLAGS, "-c", src, "-o", str(obj)], work)
         support_objs.append(obj)
     elf = work / f"{name}.elf"
-    _run([cc, *target.cflags, *target.ldflags, "-nostartfiles", "-T", "link.ld", "-Wl,--gc-sections",
-          *[str(o) for o in model_objs + support_objs], "-lm", "-o", str(elf)], work)
+    _link([cc, *target.cflags, *target.ldflags, "-nostartfiles", "-T", "link.ld", "-Wl,--gc-sections",
+           *[str(o) for o in model_objs + support_objs], "-lm", "-o", str(elf)], work, board)
     size = tool(target, "size")
     return Firmware(elf, board, h, elf_sizes(size, model_objs, work), elf_sizes(size, [elf], work))

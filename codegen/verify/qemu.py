@@ -7,6 +7,7 @@ Exit statuses of the firmware (boards/cortex_m/startup.c, templates/harness/cort
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -19,7 +20,8 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.targets import Target
 from codegen.targets.boards import Board
-from codegen.verify.firmware import OUTPUT_FILE, Firmware, build_firmware, read_outputs
+from codegen.verify.firmware import (OUTPUT_FILE, Firmware, board_of, build_firmware, harness_context,
+                                     read_outputs)
 
 QEMU = "qemu-system-arm"
 RUN_TIMEOUT_S = 900
@@ -71,12 +73,30 @@ def run_firmware(fw: Firmware, work: Path, *, plugin: list[str] | None = None,
     return run
 
 
+def samples_per_firmware(manifest: dict, board: Board, count: int) -> int:
+    """How many samples one firmware image holds: all of them, or what the board's sample
+    memory takes (the rest run in further images)."""
+    per = harness_context(manifest, board, 1).sample_bytes
+    if board.ext is None:
+        return count  # the samples share flash with the model: the linker says if they fit
+    if per > board.ext.length:
+        raise KilnError(f"one sample ({per:,} B) does not fit the sample memory of board '{board.name}' "
+                        f"({board.ext.length:,} B)")
+    return max(1, min(count, board.ext.length // per))
+
+
 def run_generated(files: dict[str, str], name: str, samples: list[dict[str, np.ndarray]], target: Target, *,
                   timeout: float = RUN_TIMEOUT_S) -> list[dict[str, np.ndarray]]:
     """Build the generated files into firmware with the samples linked in, run it on the target's
     emulated board, and return the outputs of each sample by graph output name."""
-    with tempfile.TemporaryDirectory(prefix="kiln-qemu-") as tmp:
-        work = Path(tmp)
-        fw = build_firmware(files, name, target, samples, work)
-        run_firmware(fw, work, timeout=timeout)
-        return read_outputs((work / OUTPUT_FILE).read_bytes(), fw.harness, len(samples))
+    manifest = json.loads(files[f"{name}.manifest.json"])
+    batch = samples_per_firmware(manifest, board_of(target), len(samples))
+    results: list[dict[str, np.ndarray]] = []
+    for start in range(0, len(samples), batch):
+        chunk = samples[start:start + batch]
+        with tempfile.TemporaryDirectory(prefix="kiln-qemu-") as tmp:
+            work = Path(tmp)
+            fw = build_firmware(files, name, target, chunk, work)
+            run_firmware(fw, work, timeout=timeout)
+            results += read_outputs((work / OUTPUT_FILE).read_bytes(), fw.harness, len(chunk))
+    return results

@@ -48,6 +48,41 @@ def test_plugin_counts_equal_a_single_step_trace(tmp_path, insn_plugin):
     assert at_markers == marks
 
 
+# A bare firmware whose first marker is the last halfword of a 1 KiB page (QEMU's page size for
+# M-profile): QEMU 7.2 then reports that 16-bit instruction with 4 bytes of data.
+PAGE_END_FIRMWARE = """
+    .syntax unified
+    .thumb
+    .section .text
+    .global _start
+    .word 0x20001000          @ initial stack pointer
+    .word _start + 1          @ reset vector
+_start:
+    .rept 506                 @ 0x008..0x3fb
+    nop
+    .endr
+    .inst.n 0xbf70            @ 0x3fc: marker, instruction 507
+    movs r2, #1
+    .inst.n 0xbf70            @ 0x400: marker, instruction 509
+    ldr r1, =exit_block
+    movs r0, #0x20            @ SYS_EXIT_EXTENDED
+    bkpt 0xab                 @ instruction 512
+exit_block:
+    .word 0x20026, 7          @ application exit, status 7
+"""
+
+
+def test_marker_at_a_page_end_is_counted(tmp_path, insn_plugin):
+    (tmp_path / "fw.S").write_text(PAGE_END_FIRMWARE)
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-Ttext=0", "fw.S", "-o", "fw.elf"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    cmd = [qemu.QEMU, "-M", "mps2-an386", "-cpu", "cortex-m4", "-nographic", "-semihosting-config",
+           "enable=on,target=native", "-kernel", "fw.elf", "-plugin", f"{insn_plugin},out=marks.txt"]
+    proc = subprocess.run(cmd, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 7, proc.stderr
+    assert (tmp_path / "marks.txt").read_text().split("\n") == ["507", "509", "total 512", ""]
+
+
 @pytest.mark.parametrize("target", ["cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m55"])
 def test_counts_repeat_exactly(target, insn_plugin):
     res = build(int8_graph(), target)

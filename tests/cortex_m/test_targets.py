@@ -47,6 +47,7 @@ def test_board_linker_script_has_its_memory_map(name):
     assert f"FLASH (rx) : ORIGIN = 0x{b.flash.origin:08x}, LENGTH = 0x{b.flash.length:08x}" in script
     assert f"RAM (rwx) : ORIGIN = 0x{b.ram.origin:08x}, LENGTH = 0x{b.ram.length:08x}" in script
     assert ('REGION_ALIAS("SAMPLES", EXT)' in script) == (b.ext is not None)
+    assert ("VECTORS (rx) : ORIGIN = 0x00000000" in script) == (b.vectors is not None)
     assert f". += {b.stack_bytes};" in script
     assert 0 < b.flash_budget <= b.flash.length and 0 < b.ram_budget <= b.ram.length
 

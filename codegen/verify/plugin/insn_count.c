@@ -90,7 +90,11 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &executed, (uint64_t)n);
     for (i = 0; i < n; ++i) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-        if (qemu_plugin_insn_size(insn) == 2 && memcmp(qemu_plugin_insn_data(insn), MARKER, 2) == 0) {
+        /* Only the first halfword is compared: QEMU 7.2 appends to an instruction's data the
+         * halfword it peeks at near a page end (to see whether the next instruction crosses
+         * it), so a 16-bit instruction can report 4 bytes. No 32-bit Thumb instruction starts
+         * with 0xBF70 (their first halfword is 0xE800 or above). */
+        if (qemu_plugin_insn_size(insn) >= 2 && memcmp(qemu_plugin_insn_data(insn), MARKER, 2) == 0) {
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker, QEMU_PLUGIN_CB_NO_REGS,
                                                    (void *)(uintptr_t)(n - i - 1));
         }

@@ -1,0 +1,1 @@
+"""Benchmarks: one command each, results committed as Markdown tables."""
