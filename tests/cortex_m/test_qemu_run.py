@@ -117,3 +117,35 @@ def test_mlperf_model_on_cortex_m(models_dir, model, target):
         assert out.ok, f"{out.name}: {out.mismatches}/{out.elements} off, max abs error {out.max_abs_error}"
         if out.dtype == "int8":
             assert out.max_abs_error == 0
+
+
+def test_samples_beyond_the_sample_memory_run_in_several_images(monkeypatch):
+    import dataclasses
+
+    g = int8_graph()
+    ref = build(g, "host")
+    samples = random_samples(ref.manifest["inputs"], 5, seed=2)
+    res = build(g, "cortex-m4")
+    board = qemu.board_of(load_target("cortex-m4"))
+    per = qemu.harness_context(res.manifest, board, 1).sample_bytes
+    small = dataclasses.replace(board, ext=dataclasses.replace(board.ext, length=2 * per))
+    monkeypatch.setattr(qemu, "board_of", lambda target: small)
+    assert qemu.samples_per_firmware(res.manifest, small, 5) == 2  # three images: 2 + 2 + 1
+    got = qemu.run_generated(res.files, "t", samples, load_target("cortex-m4"))
+    want = host.run_generated(ref.files, "t", samples)
+    assert len(got) == 5
+    for g_out, w_out in zip(got, want):
+        np.testing.assert_array_equal(g_out[g.outputs[0]], w_out[g.outputs[0]])
+
+
+def test_a_model_too_big_for_the_board_is_one_clear_error():
+    from codegen.errors import KilnError
+    from codegen.ir import GraphBuilder
+
+    b = GraphBuilder("big")
+    x = b.input("x", "float32", (1, 4096))
+    y = b.node("Add", [x, x])
+    g = b.output(b.node("Add", [y, y])).build()  # a 16 KiB intermediate: the micro:bit has 16 KiB of RAM
+    res = build(g, "cortex-m0plus")
+    with pytest.raises(KilnError, match="does not fit board 'microbit': RAM by"):
+        qemu.run_generated(res.files, "t", random_samples(res.manifest["inputs"], 1, 0), load_target("cortex-m0plus"))

@@ -7,14 +7,25 @@ asymmetric quantization), then the generated C with the reference, bit for bit a
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
+from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
+from codegen.compiler import compile_model
 from codegen.errors import KilnError
 from codegen.frontends.tflite import load_bytes
 from codegen.ir import GraphBuilder, Quant, run_graph
 from codegen.ops import hybrid_quant as hq
 from codegen.ops.registry import get_op
+from codegen.options import CompileOptions
+from codegen.resources import RUNTIME_C
+from codegen.targets import load_target
+from codegen.verify.run import run_on_target
+from codegen.verify.samples import random_samples
 from helpers import build_graph, run_c
 from linear_testing import merge
 from tflite_models import TensorSpec, const, single_op_model
@@ -40,6 +51,8 @@ CASES = [
 
 
 def hybrid_model(x_shape, w_shape, options, scales, seed=0, bias=True) -> bytes:
+    """A one-CONV_2D TFLite model: float32 input and output, random int8 weights with the
+    given kind of scales, float32 bias."""
     rng = np.random.default_rng(seed)
     out_c = w_shape[0]
     w = rng.integers(-127, 128, size=w_shape).astype(np.int8)
@@ -69,9 +82,8 @@ def _out_shape(x_shape, w_shape, opts):
 
 def litert(model: bytes, x: np.ndarray, reference_kernels: bool = False) -> np.ndarray:
     """LiteRT's builtin kernels (optimized, or reference), without the XNNPACK delegate."""
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-    kind = OpResolverType.BUILTIN_REF if reference_kernels else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    kind = (OpResolverType.BUILTIN_REF if reference_kernels
+            else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
     interp = Interpreter(model_content=model, experimental_op_resolver_type=kind, num_threads=1)
     interp.allocate_tensors()
     interp.set_tensor(interp.get_input_details()[0]["index"], x)
@@ -115,7 +127,7 @@ def test_rounding_follows_litert_blocks_of_eight(scales):
         x[0] = 127.0  # range 127: inverse scale 1
     else:
         x = np.zeros(20, np.float32)
-        x[0], x[1] = -127.5, 127.5  # range 255: scale 1, zero point 0
+        x[0], x[1] = -127.5, 127.5  # range 255: scale 1 (zero point -1)
     x[[1 + (scales != "tensor"), 5, 17]] = [EDGE, -EDGE, EDGE]
     x[18] = F32(2.5)
     x = x.reshape(1, 1, 20, 1)
@@ -136,6 +148,63 @@ def test_quantizers_match_litert_edge_rules():
     assert q.zero_point == 127 and q.codes[0] == -128
     asym, scales = hq.hybrid_scales((0.5, 0.5, 0.5))
     assert not asym and scales.dtype == np.float32
+
+
+def _batches(rng) -> list[np.ndarray]:
+    """Batches that stress the quantizers: mixed signs, one sign only, tiny and huge ranges,
+    sizes around the block of 8, codes landing on .5 and on the 0.49999997 edge."""
+    out = [np.zeros(5, np.float32), np.full(9, -2.0, np.float32), np.array([3.0], np.float32)]
+    for n in (1, 7, 8, 9, 15, 16, 17, 64, 490):
+        for scale in (1e-6, 0.3, 1.0, 7.0, 1e4):
+            x = rng.standard_normal(n) * scale
+            out += [x, np.abs(x), -np.abs(x), x + 3 * scale]
+    ties = np.concatenate([[127.0], np.arange(-126.5, 127, 1.0), [EDGE, -EDGE] * 4])
+    out += [ties, ties[:-3], np.concatenate([[255.0], ties[1:]])]
+    return [np.asarray(x, np.float32) for x in out]
+
+
+@pytest.mark.parametrize("scales", ["tensor", "channel"])
+def test_quantizers_match_litert_on_stress_batches(scales):
+    """The stress batches through a 1x1 convolution with unit weights, whose output is
+    (code - zero point) times the input scale: LiteRT and the reference agree bit for bit."""
+    wq = {"scale": 1.0} if scales == "tensor" else {"scale": [1.0, 0.5], "zero_point": [0, 0]}
+    for x in _batches(np.random.default_rng(4)):
+        n = x.size
+        model = single_op_model("CONV_2D", [TensorSpec((1, 1, n, 1)),
+                                            const(np.ones((2, 1, 1, 1), np.int8), "int8", **wq),
+                                            const(np.zeros(2, np.float32))],
+                                [TensorSpec((1, 1, n, 2))], {"padding": "VALID", "stride_h": 1, "stride_w": 1})
+        g = load_bytes(model)
+        x4 = x.reshape(1, 1, n, 1)
+        np.testing.assert_array_equal(run_graph(g, {g.inputs[0]: x4})[g.outputs[0]], litert(model, x4))
+
+
+def test_c_quantizers_equal_the_emulation(tmp_path):
+    """runtime_c/kiln_hybrid.h against codegen.ops.hybrid_quant, bit for bit (scale, zero point
+    and every code), built with the strict flags and ASan/UBSan."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not installed")
+    exe = tmp_path / "test_kiln_hybrid"
+    strict = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-Wconversion",
+              "-Wdouble-promotion", "-Wshadow", "-fsanitize=address,undefined",
+              "-fno-sanitize-recover=all", "-O1"]
+    driver = Path(__file__).parent / "c" / "test_kiln_hybrid.c"
+    subprocess.run(["gcc", *strict, f"-I{RUNTIME_C}", str(driver), "-o", str(exe)], check=True)
+    batches = _batches(np.random.default_rng(3))
+    lines, expected = [], []
+    for x in batches:
+        for mode, fn in (("s", hq.quantize_symmetric), ("a", hq.quantize_asymmetric)):
+            lines.append(f"{mode} {x.size} " + " ".join(float(v).hex() for v in x))
+            q = fn(x)
+            expected.append(f"{float(q.scale).hex()} {q.zero_point} " + " ".join(str(int(c)) for c in q.codes))
+    proc = subprocess.run([str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True,
+                          timeout=60, check=True)
+    got = [" ".join(line.split()) for line in proc.stdout.splitlines()]
+    want = [" ".join(e.split()) for e in expected]
+    assert len(got) == len(want)
+    bad = [k for k, (a, b) in enumerate(zip(got, want)) if a.split()[1:] != b.split()[1:]
+           or float.fromhex(a.split()[0]) != float.fromhex(b.split()[0])]
+    assert not bad, f"{len(bad)} of {len(want)} batches differ, first: {lines[bad[0]][:80]}"
 
 
 def _graph_of_model(case: int):
@@ -177,8 +246,8 @@ def test_weights_stay_int8_and_scratch_is_one_batch():
     assert "kiln_hybrid.h" in res.files
     weights = res.files["hyb_weights.c"]
     assert "const int8_t" in weights
-    # 5x3x3x3 int8 weights + 5 float scales + 5 float biases
-    assert res.manifest["weights_bytes"] == 135 + 20 + 20
+    # 5x3x3x3 int8 weights, one float scale (per tensor), 5 float biases
+    assert res.manifest["weights_bytes"] == 135 + 4 + 20
     assert res.manifest["arena_bytes"] >= 9 * 8 * 3  # the quantized batch lives in the arena
 
 
@@ -230,14 +299,6 @@ def test_shape_inference_and_macs():
 def test_kws_float_model_matches_litert_builtin_kernels(models_dir):
     """MLPerf Tiny KWS (float32, five hybrid CONV_2D): the generated C against LiteRT's builtin
     kernels on 20 standard-normal inputs (the samples of `kiln verify --samples 20 --seed 7`)."""
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-    from codegen.compiler import compile_model
-    from codegen.options import CompileOptions
-    from codegen.targets import load_target
-    from codegen.verify.run import run_on_target
-    from codegen.verify.samples import random_samples
-
     path = models_dir / "kws_ref_model_float32.tflite"
     options = CompileOptions(load_target("host"))
     build = compile_model(path, options)
@@ -255,66 +316,3 @@ def test_kws_float_model_matches_litert_builtin_kernels(models_dir):
             want = interp.get_tensor(dout["index"]).reshape(-1)
             have = np.asarray(result[out["name"]]).reshape(-1)
             assert np.abs(have - want).max() <= 1e-5 * np.abs(want).max()
-
-
-def _batches(rng) -> list[np.ndarray]:
-    """Batches that stress the quantizers: mixed signs, one sign only, tiny and huge ranges,
-    sizes around the block of 8, codes landing on .5 and on the 0.49999997 edge."""
-    out = [np.zeros(5, np.float32), np.full(9, -2.0, np.float32), np.array([3.0], np.float32)]
-    for n in (1, 7, 8, 9, 15, 16, 17, 64, 490):
-        for scale in (1e-6, 0.3, 1.0, 7.0, 1e4):
-            x = rng.standard_normal(n) * scale
-            out += [x, np.abs(x), -np.abs(x), x + 3 * scale]
-    ties = np.concatenate([[127.0], np.arange(-126.5, 127, 1.0), [EDGE, -EDGE] * 4])
-    out += [ties, ties[:-3], np.concatenate([[255.0], ties[1:]])]
-    return [np.asarray(x, np.float32) for x in out]
-
-
-def test_c_quantizers_equal_the_emulation(tmp_path):
-    """runtime_c/kiln_hybrid.h against codegen.ops.hybrid_quant, bit for bit (scale, zero point
-    and every code), built with the strict flags and ASan/UBSan."""
-    import shutil
-    import subprocess
-    from pathlib import Path
-
-    from codegen.resources import RUNTIME_C
-
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc not installed")
-    exe = tmp_path / "test_kiln_hybrid"
-    strict = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-Wconversion",
-              "-Wdouble-promotion", "-Wshadow", "-fsanitize=address,undefined",
-              "-fno-sanitize-recover=all", "-O1"]
-    driver = Path(__file__).parent / "c" / "test_kiln_hybrid.c"
-    subprocess.run(["gcc", *strict, f"-I{RUNTIME_C}", str(driver), "-o", str(exe)], check=True)
-    batches = _batches(np.random.default_rng(3))
-    lines, expected = [], []
-    for x in batches:
-        for mode, fn in (("s", hq.quantize_symmetric), ("a", hq.quantize_asymmetric)):
-            lines.append(f"{mode} {x.size} " + " ".join(float(v).hex() for v in x))
-            q = fn(x)
-            expected.append(f"{float(q.scale).hex()} {q.zero_point} " + " ".join(str(int(c)) for c in q.codes))
-    proc = subprocess.run([str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True,
-                          timeout=60, check=True)
-    got = [" ".join(line.split()) for line in proc.stdout.splitlines()]
-    want = [" ".join(e.split()) for e in expected]
-    assert len(got) == len(want)
-    bad = [k for k, (a, b) in enumerate(zip(got, want)) if a.split()[1:] != b.split()[1:]
-           or float.fromhex(a.split()[0]) != float.fromhex(b.split()[0])]
-    assert not bad, f"{len(bad)} of {len(want)} batches differ, first: {lines[bad[0]][:80]}"
-
-
-@pytest.mark.parametrize("scales", ["tensor", "channel"])
-def test_quantizers_match_litert_on_stress_batches(scales):
-    """The stress batches through a 1x1 convolution with unit weights, whose output is
-    (code - zero point) times the input scale: LiteRT and the reference agree bit for bit."""
-    wq = {"scale": 1.0} if scales == "tensor" else {"scale": [1.0, 0.5], "zero_point": [0, 0]}
-    for x in _batches(np.random.default_rng(4)):
-        n = x.size
-        model = single_op_model("CONV_2D", [TensorSpec((1, 1, n, 1)),
-                                            const(np.ones((2, 1, 1, 1), np.int8), "int8", **wq),
-                                            const(np.zeros(2, np.float32))],
-                                [TensorSpec((1, 1, n, 2))], {"padding": "VALID", "stride_h": 1, "stride_w": 1})
-        g = load_bytes(model)
-        x4 = x.reshape(1, 1, n, 1)
-        np.testing.assert_array_equal(run_graph(g, {g.inputs[0]: x4})[g.outputs[0]], litert(model, x4))

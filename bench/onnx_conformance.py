@@ -1,0 +1,369 @@
+"""The ONNX backend node tests through Kiln: compile each case for the host, run it, compare.
+
+Run from the repository root:  python -m bench.onnx_conformance  [--jobs 2] [--only REGEX]
+                                                                  [--out bench/ONNX_CONFORMANCE.md]
+
+Every case of `onnx.backend.test.case.node.collect_testcases()` of the installed onnx (one
+model, its inputs and expected outputs; the `_expanded` function-body variants included) is
+imported with Kiln's ONNX frontend, compiled by `codegen.compiler.compile_graph`, built with
+gcc and the strict flags of DESIGN.md, run on the case's inputs, and compared with the
+expected outputs the way onnx's own backend runner compares them:
+`numpy.testing.assert_allclose(actual, expected, rtol=case.rtol, atol=case.atol)` (rtol 1e-3,
+atol 1e-7 for every case), integers and booleans exactly. The stricter Kiln criterion
+(1e-5 of the largest |expected|, DESIGN.md) is counted alongside.
+
+Outcomes: `pass`; `fail` (wrong numbers, or a crash: a compiler exception that is not a
+KilnError, generated C that does not build or does not run); `unsupported` (Kiln refused the
+model with a clean KilnError, whose message is the reason).
+
+Weights and parameters: Kiln compiles static graphs whose weights and shape parameters are
+known at compile time, as they are in real models (initializers). The backend tests pass
+them as graph inputs; inputs that an op takes as weights or parameters (WEIGHT_INPUTS: conv
+weights, shapes, axes, pads, indices, scales, bounds...) are turned into initializers with
+the case's data before compiling, as a user of a static compiler would have them. Data
+inputs stay runtime inputs, and a case is never baked down to no runtime input at all (that
+would only test ONNX's own reference, which Kiln uses to fold constant subgraphs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import multiprocessing
+import platform
+import re
+import sys
+import traceback
+import warnings
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = ROOT / "bench" / "ONNX_CONFORMANCE.md"
+MODEL_NAME = "m"  # C prefix of every generated model (one per build folder)
+
+# ONNX op type -> indices of the inputs that are weights or compile-time parameters.
+WEIGHT_INPUTS: dict[str, tuple[int, ...]] = {
+    # weights, biases, statistics
+    "Conv": (1, 2), "ConvTranspose": (1, 2), "Gemm": (1, 2), "PRelu": (1,),
+    "BatchNormalization": (1, 2, 3, 4), "InstanceNormalization": (1, 2),
+    "LayerNormalization": (1, 2), "GroupNormalization": (1, 2), "RMSNormalization": (1,),
+    "LSTM": (1, 2, 3, 4, 5, 6, 7), "GRU": (1, 2, 3, 4, 5), "RNN": (1, 2, 3, 4, 5),
+    # shapes, axes, pads, sizes, indices, repeats, bounds (attributes in earlier opsets)
+    "Reshape": (1,), "Expand": (1,), "Tile": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3),
+    "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "Resize": (1, 2, 3), "Upsample": (1,),
+    "ReduceMean": (1,), "ReduceSum": (1,), "ReduceMax": (1,), "ReduceMin": (1,),
+    "ReduceProd": (1,), "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,),
+    "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,), "ArgMax": (), "ArgMin": (),
+    "Gather": (1,), "GatherElements": (1,), "GatherND": (1,), "TopK": (1,),
+    "OneHot": (1, 2), "CumSum": (1,), "Clip": (1, 2), "Dropout": (1, 2),
+    "ConstantOfShape": (0,), "Range": (0, 1, 2), "Trilu": (1,), "CenterCropPad": (1,),
+}
+
+
+@dataclass
+class Result:
+    name: str
+    op: str
+    status: str  # pass | fail | unsupported
+    reason: str = ""
+    strict: bool = False  # also within DESIGN.md's 1e-5 of the largest |expected|
+    max_rel: float = 0.0  # largest |error| / largest |expected| over float outputs
+    baked: tuple[str, ...] = ()  # graph inputs turned into initializers
+    expanded: bool = False
+
+
+@dataclass
+class Case:
+    name: str
+    model: onnx.ModelProto
+    inputs: list
+    outputs: list
+    rtol: float
+    atol: float
+    op: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+# -- collecting ----------------------------------------------------------------------------------
+def collect_cases() -> list[Case]:
+    """Every node test case of the installed onnx, with the op it tests."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from onnx.backend.test.case.node import collect_testcases
+
+        raw = collect_testcases()
+    cases = []
+    for tc in raw:
+        (inputs, outputs), = tc.data_sets
+        cases.append(Case(tc.name, tc.model, [_array(a) for a in inputs], [_array(a) for a in outputs],
+                          tc.rtol, tc.atol))
+    by_name = {c.name: c for c in cases}
+    for c in cases:
+        c.op = _main_op(by_name.get(base_name(c.name), c))
+    return sorted(cases, key=lambda c: c.name)
+
+
+def _array(data):
+    """numpy scalars and TensorProtos as arrays; sequences, maps and None are left as they are."""
+    if isinstance(data, np.generic):
+        return np.asarray(data)
+    if isinstance(data, onnx.TensorProto):
+        try:
+            return numpy_helper.to_array(data)
+        except Exception:
+            return data
+    return data
+
+
+def base_name(name: str) -> str:
+    """The name of the case an `_expanded` (function body) variant expands."""
+    return re.sub(r"_expanded(_ver\d+)?$", "", name)
+
+
+def _main_op(case: Case) -> str:
+    """The op a multi-node test is about: the one its name starts with, else the last node's."""
+    ops = [n.op_type for n in case.model.graph.node]
+    if len(set(ops)) == 1:
+        return ops[0]
+    key = case.name.removeprefix("test_").replace("_", "").lower()
+    for op in sorted(set(ops), key=len, reverse=True):
+        if key.startswith(op.lower()):
+            return op
+    return ops[-1]
+
+
+# -- preparing -----------------------------------------------------------------------------------
+def bake_weights(case: Case) -> tuple[onnx.ModelProto, dict[str, np.ndarray], tuple[str, ...]]:
+    """The model with its weight/parameter inputs as initializers, the remaining feeds, and
+    the names baked. Nothing is baked when no runtime input would remain."""
+    graph = case.model.graph
+    feeds = {vi.name: arr for vi, arr in zip(graph.input, case.inputs)}
+    uses: dict[str, list[bool]] = defaultdict(list)
+    for node in graph.node:
+        params = WEIGHT_INPUTS.get(node.op_type, ()) if node.domain in ("", "ai.onnx") else ()
+        for k, name in enumerate(node.input):
+            uses[name].append(k in params)
+    bake = [vi.name for vi in graph.input
+            if uses.get(vi.name) and all(uses[vi.name]) and isinstance(feeds.get(vi.name), np.ndarray)]
+    if len(bake) == len(graph.input):
+        bake = []
+    if not bake:
+        return case.model, feeds, ()
+    model = onnx.ModelProto()
+    model.CopyFrom(case.model)
+    keep = [vi for vi in model.graph.input if vi.name not in bake]
+    del model.graph.input[:]
+    model.graph.input.extend(keep)
+    model.graph.initializer.extend(numpy_helper.from_array(feeds[n], n) for n in bake)
+    return model, {k: v for k, v in feeds.items() if k not in bake}, tuple(bake)
+
+
+# -- running -------------------------------------------------------------------------------------
+def run_case(case: Case, *, cflags: tuple[str, ...] = ("-O1",)) -> Result:
+    """Import, compile, build, run and compare one case; never raises."""
+    from codegen.compiler import compile_graph
+    from codegen.errors import KilnError
+    from codegen.frontends.onnx.convert import build_graph
+    from codegen.frontends.onnx.reader import parse_model
+    from codegen.options import CompileOptions
+    from codegen.targets import load_target
+    from codegen.verify.host import run_generated
+    from codegen.verify.toolchain import ToolchainError
+
+    res = Result(case.name, case.op, "unsupported", expanded=case.name != base_name(case.name))
+    if any(not isinstance(a, np.ndarray) for a in case.inputs + case.outputs):
+        res.reason = "sequence, optional or map inputs/outputs (Kiln compiles tensors)"
+        return res
+    try:
+        model, feeds, res.baked = bake_weights(case)
+        data = model.SerializeToString()
+        g = build_graph(parse_model(model, default_name=case.name), {})
+        build = compile_graph(g, CompileOptions(load_target("host"), planner="greedy"), name=MODEL_NAME,
+                              model_file=f"{case.name}.onnx", model_sha256=hashlib.sha256(data).hexdigest())
+    except KilnError as err:
+        res.reason = _one_line(err.message)
+        return res
+    except Exception as err:  # a bug in Kiln: counted as a failure
+        res.status, res.reason = "fail", f"compiler crash: {_exc_line(err)}"
+        return res
+    try:
+        got = run_generated(build.files, MODEL_NAME, [feeds], cflags=cflags)[0]
+    except ToolchainError as err:
+        res.status, res.reason = "fail", "generated C does not build: " + _gcc_error(str(err))
+        return res
+    except KilnError as err:
+        res.reason = _one_line(err.message)
+        return res
+    except Exception as err:
+        res.status, res.reason = "fail", f"generated code crashed: {_exc_line(err)}"
+        return res
+    return compare(case, res, got, [vi.name for vi in model.graph.output])
+
+
+def compare(case: Case, res: Result, got: dict[str, np.ndarray], names: list[str]) -> Result:
+    """onnx's backend-runner comparison (assert_allclose with the case's rtol/atol)."""
+    res.status, res.strict = "pass", True
+    for name, expected in zip(names, case.outputs):
+        actual = got.get(name)
+        if actual is None:
+            res.status, res.reason = "fail", f"output '{name}' missing"
+            return res
+        expected = np.asarray(expected)
+        if actual.shape != expected.shape:
+            res.status, res.reason = "fail", f"output '{name}' shape {list(actual.shape)}, expected {list(expected.shape)}"
+            return res
+        if np.issubdtype(expected.dtype, np.floating):
+            scale = float(np.max(np.abs(expected[np.isfinite(expected)]), initial=0.0)) or 1e-30
+            diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+            both_nan = np.isnan(actual) & np.isnan(expected)
+            same_inf = np.isinf(expected) & (actual == expected)
+            err = np.where(both_nan | same_inf, 0.0, diff)
+            rel = float(np.nan_to_num(err, nan=np.inf).max(initial=0.0)) / scale
+            res.max_rel = max(res.max_rel, rel)
+            res.strict = res.strict and rel <= 1e-5
+            try:
+                np.testing.assert_allclose(actual, expected, rtol=case.rtol, atol=case.atol)
+            except AssertionError:
+                res.status = "fail"
+                res.reason = f"wrong numbers: output '{name}' max error {rel:.3g} of max |expected|"
+                return res
+        elif not np.array_equal(actual, expected):
+            res.status = "fail"
+            res.reason = f"wrong numbers: output '{name}' ({expected.dtype}) differs in " \
+                         f"{int(np.count_nonzero(actual != expected))} of {expected.size} elements"
+            return res
+    return res
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())[:300]
+
+
+def _exc_line(err: Exception) -> str:
+    frame = traceback.extract_tb(err.__traceback__)[-1]
+    return _one_line(f"{type(err).__name__}: {err} ({Path(frame.filename).name}:{frame.lineno})")
+
+
+def _gcc_error(text: str) -> str:
+    lines = [ln.split(": error: ", 1)[-1] for ln in text.splitlines() if ": error: " in ln]
+    return _one_line(lines[0] if lines else text.splitlines()[-1] if text else "")
+
+
+# -- the pool ------------------------------------------------------------------------------------
+_CASES: dict[str, Case] = {}
+
+
+def _init_worker() -> None:
+    _CASES.update({c.name: c for c in collect_cases()})
+
+
+def _run_named(name: str) -> Result:
+    return run_case(_CASES[name])
+
+
+def run_all(names: list[str], jobs: int = 2, progress: bool = True) -> list[Result]:
+    results = []
+    with multiprocessing.get_context("fork").Pool(jobs, initializer=_init_worker) as pool:
+        for k, r in enumerate(pool.imap_unordered(_run_named, names, chunksize=4)):
+            results.append(r)
+            if progress and (k + 1) % 100 == 0:
+                print(f"  {k + 1}/{len(names)}", file=sys.stderr, flush=True)
+    return sorted(results, key=lambda r: r.name)
+
+
+# -- the report ----------------------------------------------------------------------------------
+def summarize_reason(reason: str) -> str:
+    """A reason with the case-specific details (names, numbers) blurred, for grouping."""
+    text = re.sub(r"'[^']*'", "'…'", reason)
+    text = re.sub(r"\[[^\]]*\]", "[…]", text)
+    return re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "N", text)
+
+
+def report(results: list[Result], command: str) -> str:
+    total = len(results)
+    count = Counter(r.status for r in results)
+    strict = sum(r.status == "pass" and r.strict for r in results)
+    baked = sum(bool(r.baked) for r in results)
+    from codegen import __version__
+
+    lines = [
+        "# ONNX backend node tests",
+        "",
+        f"Kiln {__version__} on the node test cases of onnx {onnx.__version__} "
+        f"(`onnx.backend.test.case.node.collect_testcases()`, `_expanded` function-body variants "
+        f"included), compiled for the host, built with gcc and the strict flags, run, compared.",
+        "",
+        f"Command: `{command}`",
+        "",
+        "Comparison: as onnx's backend runner does, `numpy.testing.assert_allclose(actual, "
+        "expected, rtol=1e-3, atol=1e-7)` (every case's own rtol/atol), integers and booleans "
+        "exactly. *Strict* counts the passes that are also within Kiln's own criterion, "
+        "1e-5 of the largest |expected| (DESIGN.md).",
+        "",
+        "Weight and parameter inputs (conv weights, shapes, axes, pads, indices, bounds: "
+        "`WEIGHT_INPUTS` in bench/onnx_conformance.py) are compiled as initializers, as in real "
+        f"models; data inputs stay runtime inputs ({baked} cases have inputs baked). A case is "
+        "never baked down to no runtime input.",
+        "",
+        "## Totals",
+        "",
+        "| cases | pass | strict | fail | unsupported | pass rate |",
+        "|---:|---:|---:|---:|---:|---:|",
+        f"| {total} | {count['pass']} | {strict} | {count['fail']} | {count['unsupported']} | "
+        f"{100.0 * count['pass'] / max(total, 1):.1f} % |",
+        "",
+    ]
+    for label, flag in (("function-body (`_expanded`) cases", True), ("plain cases", False)):
+        sub = [r for r in results if r.expanded == flag]
+        c = Counter(r.status for r in sub)
+        lines.append(f"- {label}: {c['pass']} of {len(sub)} pass")
+    lines += ["", "## Reasons for the rest", "", "| cases | fail/unsupported | reason (details blurred) |",
+              "|---:|---|---|"]
+    groups: Counter = Counter((r.status, summarize_reason(r.reason)) for r in results if r.status != "pass")
+    for (status, reason), n in sorted(groups.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"| {n} | {status} | {reason.replace('|', '/')} |")
+    lines += ["", "## Per operator", "", "| op | cases | pass | fail | unsupported |", "|---|---:|---:|---:|---:|"]
+    per_op: dict[str, Counter] = defaultdict(Counter)
+    for r in results:
+        per_op[r.op][r.status] += 1
+    for op in sorted(per_op, key=str.lower):
+        c = per_op[op]
+        lines.append(f"| {op} | {sum(c.values())} | {c['pass']} | {c['fail']} | {c['unsupported']} |")
+    lines += ["", "## Every case that does not pass", "", "| case | op | outcome | reason |", "|---|---|---|---|"]
+    for r in results:
+        if r.status != "pass":
+            lines.append(f"| {r.name} | {r.op} | {r.status} | {r.reason.replace('|', '/')} |")
+    lines += ["", f"Host: {platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    ap.add_argument("--only", default=None, help="run only the cases whose name matches this regex")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="Markdown report to write")
+    args = ap.parse_args(argv)
+    names = [c.name for c in collect_cases()]
+    if args.only:
+        names = [n for n in names if re.search(args.only, n)]
+    results = run_all(names, args.jobs)
+    c = Counter(r.status for r in results)
+    print(f"{c['pass']} of {len(results)} cases pass ({c['fail']} fail, {c['unsupported']} unsupported)")
+    if not args.only:
+        args.out.write_text(report(results, "python -m bench.onnx_conformance"))
+        print(f"wrote {args.out}")
+    else:
+        for r in results:
+            if r.status != "pass":
+                print(f"{r.name}: {r.status}: {r.reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+"""Acos: arccosine (ONNX Acos); NaN outside [-1, 1]; float32.
+
+The kernel is the shared float loop of `_unary_f32.c.j2` with this op's C expression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.float_unary import FloatUnaryOp
+from codegen.ops.registry import register
+
+
+@register
+class Acos(FloatUnaryOp):
+    name = "Acos"
+    kernels = ("acos_f32",)
+
+    @classmethod
+    def fn(cls, node, x):
+        return np.arccos(x)

@@ -1,0 +1,21 @@
+"""Asinh: inverse hyperbolic sine (ONNX Asinh); float32.
+
+The kernel is the shared float loop of `_unary_f32.c.j2` with this op's C expression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.float_unary import FloatUnaryOp
+from codegen.ops.registry import register
+
+
+@register
+class Asinh(FloatUnaryOp):
+    name = "Asinh"
+    kernels = ("asinh_f32",)
+
+    @classmethod
+    def fn(cls, node, x):
+        return np.arcsinh(x)

@@ -1,0 +1,19 @@
+"""Erf: the error function (ONNX Erf); C99 erff; float32.
+
+The kernel is the shared float loop of `_unary_f32.c.j2` with this op's C expression.
+"""
+
+from __future__ import annotations
+
+from codegen.ops.float_unary import FloatUnaryOp, erf
+from codegen.ops.registry import register
+
+
+@register
+class Erf(FloatUnaryOp):
+    name = "Erf"
+    kernels = ("erf_f32",)
+
+    @classmethod
+    def fn(cls, node, x):
+        return erf(x)

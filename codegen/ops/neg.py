@@ -1,0 +1,21 @@
+"""Neg: negation -x (ONNX Neg); float32.
+
+The kernel is the shared float loop of `_unary_f32.c.j2` with this op's C expression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.float_unary import FloatUnaryOp
+from codegen.ops.registry import register
+
+
+@register
+class Neg(FloatUnaryOp):
+    name = "Neg"
+    kernels = ("neg_f32",)
+
+    @classmethod
+    def fn(cls, node, x):
+        return np.negative(x)

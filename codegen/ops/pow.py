@@ -1,0 +1,20 @@
+"""Pow: a raised to b with broadcasting (ONNX Pow, TFLite POW); float32, C's powf.
+
+A negative base with a non-integer exponent gives NaN, as in numpy and onnxruntime.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.float_binary import FloatBinaryOp
+from codegen.ops.registry import register
+
+
+@register
+class Pow(FloatBinaryOp):
+    name = "Pow"
+    kernels = ("pow_f32",)
+    kernel_stem = "pow"
+    headers = ("math.h",)
+    numpy_fn = staticmethod(np.power)

@@ -1,0 +1,22 @@
+"""Round: round to the nearest integer, halves to even (ONNX Round); C's rintf in the
+default rounding mode; float32.
+
+The kernel is the shared float loop of `_unary_f32.c.j2` with this op's C expression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.float_unary import FloatUnaryOp
+from codegen.ops.registry import register
+
+
+@register
+class Round(FloatUnaryOp):
+    name = "Round"
+    kernels = ("round_f32",)
+
+    @classmethod
+    def fn(cls, node, x):
+        return np.round(x)

@@ -1,0 +1,21 @@
+"""Softsign: x / (1 + |x|) (ONNX Softsign); float32.
+
+The kernel is the shared float loop of `_unary_f32.c.j2` with this op's C expression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.float_unary import FloatUnaryOp
+from codegen.ops.registry import register
+
+
+@register
+class Softsign(FloatUnaryOp):
+    name = "Softsign"
+    kernels = ("softsign_f32",)
+
+    @classmethod
+    def fn(cls, node, x):
+        return x / (np.float32(1) + np.abs(x))

@@ -1,0 +1,27 @@
+"""ThresholdedRelu: x above alpha, else 0 (ONNX ThresholdedRelu); float32.
+
+The kernel is the shared float loop of `_unary_f32.c.j2` with this op's C expression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.float_unary import FloatUnaryOp
+from codegen.ops.registry import register
+
+
+@register
+class ThresholdedRelu(FloatUnaryOp):
+    name = "ThresholdedRelu"
+    kernels = ("thresholded_relu_f32",)
+    attributes = {"alpha": 1.0}
+
+    @classmethod
+    def fn(cls, node, x):
+        a, b = cls.c_params(node)
+        return np.where(x > np.float32(a), x, 0)
+
+    @classmethod
+    def c_params(cls, node):
+        return float(node.attrs['alpha']), float(0.0)

@@ -1,0 +1,8 @@
+"""Elu: numpy reference against onnxruntime on [-6, 6] (default attributes and alpha=0.5), generated C against
+the reference."""
+
+from float_unary_testing import check_unary
+
+
+def test_elu_matches_onnxruntime_and_c():
+    check_unary("Elu", [{}, {'alpha': 0.5}], lo=-6, hi=6, opset=13)
