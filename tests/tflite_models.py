@@ -223,10 +223,13 @@ def run_tflm(model: bytes, *arrays: np.ndarray) -> list[np.ndarray]:
 
 
 def run_litert(model: bytes, *arrays: np.ndarray) -> list[np.ndarray]:
-    """Invoke `model` once in LiteRT (for float models); all outputs."""
-    from ai_edge_litert.interpreter import Interpreter
+    """Invoke `model` once in LiteRT's builtin kernels (for float and hybrid models); all
+    outputs. Without the default XNNPACK delegate, which runs hybrid convolutions with its
+    own input quantization (see codegen/verify/reference.py)."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    interp = Interpreter(model_content=model)
+    interp = Interpreter(model_content=model,
+                         experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
     for d, a in zip(interp.get_input_details(), arrays):
         if tuple(d["shape"]) != a.shape:
             interp.resize_tensor_input(d["index"], a.shape)

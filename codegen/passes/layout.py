@@ -181,6 +181,12 @@ def _plan(ctx: _Ctx, node: Node, p: Perm) -> _Sink | None:
             new[p[i]], new[r + p[i]] = pads[i], pads[r + i]
         attrs["pads"] = tuple(new)
         return _Sink([x], attrs, p, pre)
+    if node.op == "Reshape" and len(node.inputs) == 1:
+        found = _reshape_through(g.values[x].shape, p, tuple(g.values[node.outputs[0]].shape))
+        if found is None:
+            return None
+        attrs["shape"], out_perm = found
+        return _Sink([x], attrs, out_perm, pre)
     if opdef.kind == OpKind.REDUCTION and {"axes", "keepdims"} <= set(attrs) and len(node.inputs) == 1:
         axes = sorted({int(a) % r for a in attrs["axes"]}) or list(range(r))
         attrs["axes"] = tuple(sorted(p[a] for a in axes)) if attrs["axes"] else ()
@@ -190,6 +196,54 @@ def _plan(ctx: _Ctx, node: Node, p: Perm) -> _Sink | None:
         kept_x = sorted(p[i] for i in kept_y)
         return _Sink([x], attrs, tuple(kept_x.index(p[i]) for i in kept_y), pre)
     return None
+
+
+def _reshape_through(xs: tuple[int, ...], p: Perm, zs: tuple[int, ...]
+                     ) -> tuple[tuple[int, ...], Perm] | None:
+    """(s, q) with Reshape(Transpose(x, p), zs) == Transpose(Reshape(x, s), q), if they commute.
+
+    They do when the reshape only merges or splits runs of axes of the transposed tensor
+    (size-1 axes aside) whose axes are also adjacent, in the same order, in x: each run is
+    then a contiguous block of x as well, reshaped in place, and the transpose moves blocks.
+    """
+    ys = [xs[a] for a in p]
+    if 0 in ys or 0 in zs:
+        return None
+    y_nz = [i for i, d in enumerate(ys) if d != 1]
+    z_nz = [i for i, d in enumerate(zs) if d != 1]
+    x_nz = [a for a, d in enumerate(xs) if d != 1]
+    groups: list[tuple[list[int], list[int]]] = []  # (axes of y, axes of z) of equal size
+    i = j = 0
+    while i < len(y_nz) and j < len(z_nz):
+        gy, gz = [y_nz[i]], [z_nz[j]]
+        py, pz = ys[y_nz[i]], zs[z_nz[j]]
+        i, j = i + 1, j + 1
+        while py != pz:
+            if py < pz and i < len(y_nz):
+                gy.append(y_nz[i])
+                py *= ys[y_nz[i]]
+                i += 1
+            elif pz < py and j < len(z_nz):
+                gz.append(z_nz[j])
+                pz *= zs[z_nz[j]]
+                j += 1
+            else:
+                return None
+        groups.append((gy, gz))
+    if i != len(y_nz) or j != len(z_nz):
+        return None
+    start = []  # each group's first position among x's axes of size > 1
+    for gy, _ in groups:
+        pos = [x_nz.index(p[a]) for a in gy]
+        if pos != list(range(pos[0], pos[0] + len(pos))):
+            return None  # the run is not one block of x: a real transpose is needed
+        start.append(pos[0])
+    x_order = sorted(range(len(groups)), key=lambda k: start[k])
+    ones = [i for i, d in enumerate(zs) if d == 1]
+    shape = [1] * len(ones) + [zs[a] for k in x_order for a in groups[k][1]]
+    where = {a: len(ones) + n for n, a in enumerate(a for k in x_order for a in groups[k][1])}
+    where.update({a: n for n, a in enumerate(ones)})
+    return tuple(shape), tuple(where[i] for i in range(len(zs)))
 
 
 def _rewrite(ctx: _Ctx, node: Node, plan: _Sink) -> None:

@@ -1,0 +1,21 @@
+"""Less: a < b elementwise with broadcasting (ONNX Less, TFLite LESS); bool result.
+
+Input dtypes: float32, int32, int64. The kernels are the shared loop of `_broadcast_bool.c.j2`
+with this op's C expression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.bool_binary import BoolResultOp
+from codegen.ops.registry import register
+
+
+@register
+class Less(BoolResultOp):
+    name = "Less"
+    kernels = ("less_f32", "less_i32", "less_i64")
+    kernel_stem = "less"
+    dtypes = ("float32", "int32", "int64")
+    numpy_fn = staticmethod(np.less)

@@ -1,0 +1,21 @@
+"""And: logical and of two bool tensors with broadcasting (ONNX And, TFLite LOGICAL_AND); bool result.
+
+Input dtypes: bool. The kernels are the shared loop of `_broadcast_bool.c.j2`
+with this op's C expression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.bool_binary import BoolResultOp
+from codegen.ops.registry import register
+
+
+@register
+class And(BoolResultOp):
+    name = "And"
+    kernels = ("and_b8",)
+    kernel_stem = "and"
+    dtypes = ("bool",)
+    numpy_fn = staticmethod(np.logical_and)

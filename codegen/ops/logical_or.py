@@ -1,0 +1,21 @@
+"""Or: logical or of two bool tensors with broadcasting (ONNX Or, TFLite LOGICAL_OR); bool result.
+
+Input dtypes: bool. The kernels are the shared loop of `_broadcast_bool.c.j2`
+with this op's C expression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.bool_binary import BoolResultOp
+from codegen.ops.registry import register
+
+
+@register
+class Or(BoolResultOp):
+    name = "Or"
+    kernels = ("or_b8",)
+    kernel_stem = "or"
+    dtypes = ("bool",)
+    numpy_fn = staticmethod(np.logical_or)

@@ -1,0 +1,21 @@
+"""Xor: exclusive or of two bool tensors with broadcasting (ONNX Xor); bool result.
+
+Input dtypes: bool. The kernels are the shared loop of `_broadcast_bool.c.j2`
+with this op's C expression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.bool_binary import BoolResultOp
+from codegen.ops.registry import register
+
+
+@register
+class Xor(BoolResultOp):
+    name = "Xor"
+    kernels = ("xor_b8",)
+    kernel_stem = "xor"
+    dtypes = ("bool",)
+    numpy_fn = staticmethod(np.logical_xor)

@@ -1,0 +1,12 @@
+"""Equal: the reference against onnxruntime on broadcasts of float32, int32, int64, bool inputs, the generated
+C against the reference (bool outputs bit for bit)."""
+
+import pytest
+
+from float_binary_testing import check_binary
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64", "bool"])
+def test_equal_matches_onnxruntime_and_c(dtype):
+    # small integer ranges, so that equal pairs occur
+    check_binary("Equal", "Equal", lo=-3, hi=3, dtype=dtype)

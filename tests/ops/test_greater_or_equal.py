@@ -1,0 +1,12 @@
+"""GreaterOrEqual: the reference against onnxruntime on broadcasts of float32, int32, int64 inputs, the generated
+C against the reference (bool outputs bit for bit)."""
+
+import pytest
+
+from float_binary_testing import check_binary
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64"])
+def test_greater_or_equal_matches_onnxruntime_and_c(dtype):
+    # small integer ranges, so that equal pairs occur
+    check_binary("GreaterOrEqual", "GreaterOrEqual", lo=-3, hi=3, dtype=dtype)

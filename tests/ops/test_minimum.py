@@ -1,0 +1,22 @@
+"""Minimum (ONNX Min of two inputs): the reference against onnxruntime on broadcasts, the C
+against the reference, NaN propagated."""
+
+import numpy as np
+
+from codegen.ir import GraphBuilder
+from float_binary_testing import check_binary
+from op_testing import assert_c_equals_reference
+from helpers import run_c
+
+
+def test_minimum_matches_onnxruntime_and_c():
+    check_binary("Minimum", "Min")
+
+
+def test_nan_propagates_in_c():
+    b = GraphBuilder("min_nan")
+    y = b.node("Minimum", [b.input("a", "float32", (3,)), b.input("b", "float32", (3,))])
+    g = b.output(y).build()
+    out = run_c(g, [{"a": np.float32([np.nan, 1, 2]), "b": np.float32([0, np.nan, 1])}])[0][y]
+    assert np.isnan(out[:2]).all() and out[2] == 1
+    assert_c_equals_reference(g, [{"a": np.float32([1, 2, 3]), "b": np.float32([3, 2, 1])}])
