@@ -50,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_compile_options(p)
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder (replaced as a whole)")
     p.add_argument("--board", help="board to build for (not available yet)")
+    p.add_argument("--dump-ir", type=Path, metavar="DIR",
+                   help="write the IR before and after each optimisation pass into DIR (numbered files)")
 
     p = sub.add_parser("run", help="build, run on inputs, write outputs as .npy",
                        description="Build, run on the target (host or emulator) and write outputs as .npy files.")
@@ -89,7 +91,7 @@ def _options(args):
         raise KilnError(f"--time-limit must be a positive number of seconds, not {args.time_limit:g}")
     return CompileOptions(target=load_target(args.target), name=args.name,
                           input_shapes=dict(args.input_shape), planner=args.planner,
-                          time_limit_s=args.time_limit)
+                          time_limit_s=args.time_limit, dump_ir=getattr(args, "dump_ir", None))
 
 
 def _cmd_build(args) -> int:

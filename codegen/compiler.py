@@ -41,7 +41,7 @@ def default_name(model: Path) -> str:
 
 def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: str,
                   model_sha256: str) -> BuildResult:
-    g = run_pipeline(g)
+    g = run_pipeline(g, dump_dir=options.dump_ir)
     lowered = lower_graph(g, options.target)
     buffers = arena_buffers(lowered)
     plan = plan_memory(buffers, options.planner, options.time_limit_s)  # plan.seconds: never into files

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from codegen.targets import Target
 
@@ -14,3 +15,4 @@ class CompileOptions:
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     planner: str = "auto"  # arena placement: auto, cpsat, greedy or linear (see codegen.memory.plan_memory)
     time_limit_s: float = 10.0  # budget of the CP-SAT planner; greedy's plan is kept if it runs out
+    dump_ir: Path | None = None  # folder for the IR text before/after each optimisation pass

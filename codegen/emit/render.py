@@ -15,6 +15,7 @@ from codegen.emit.literals import c_array_values, c_float, c_int
 from codegen.ir.types import C_TYPES
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.lower.kernel import ConstArray, ParamValue, ScratchArg, TensorArg
+from codegen.lower.variants import kernel_template
 from codegen.memory import Plan
 from codegen.resources import RUNTIME_C, TEMPLATES
 
@@ -26,15 +27,6 @@ _ENV = jinja2.Environment(
     keep_trailing_newline=True,
     autoescape=False,
 )
-
-
-def kernel_template(kernel: str, variants: tuple[str, ...]) -> str:
-    """The template path of `kernel` for the most specific variant that has one."""
-    for variant in variants:
-        rel = f"kernels/{variant}/{kernel}.c.j2"
-        if (TEMPLATES / rel).is_file():
-            return rel
-    raise FileNotFoundError(f"no template for kernel {kernel} in variants {variants}")
 
 
 def _io_specs(ctx: LowerContext, names: list[str], prefix: str, guard: str) -> tuple[IOSpec, ...]:

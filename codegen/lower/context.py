@@ -10,6 +10,7 @@ import numpy as np
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import np_dtype
 from codegen.lower.kernel import Arg, ConstArray, KernelCall, ParamValue, TensorArg
+from codegen.lower.variants import kernel_variant
 from codegen.targets import Target
 
 
@@ -66,6 +67,13 @@ class LowerContext:
             self.consts.append(const)
             self._const_of_value[name] = const
         return self._const_of_value[name]
+
+    # -- kernel variants -----------------------------------------------------------------
+    def kernel_variant(self, kernel: str) -> str:
+        """The template variant the emitter will render for `kernel` on this target
+        ("reference", "cortex_m_dsp", "mve", ...): lowering asks it to hand that template
+        the weight layout and parameters it expects (see codegen/lower/repack.py)."""
+        return kernel_variant(kernel, self.target.variants)
 
     # -- program -------------------------------------------------------------------------
     def call(self, node: Node, kernel: str, params: dict[str, ParamValue], args: Sequence[Arg],

@@ -10,6 +10,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
+from codegen.lower.packed import lower_packed
 from codegen.ops.common import apply_float_activation, check_activation, float_activation, require_dtypes
 from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
 from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
@@ -98,6 +99,8 @@ class Conv2D(Op):
         geom = _geometry(node, g.values[x].shape, wv.shape)
         channels = wv.shape[0]
         params = {**geom.params(), "in_c": wv.shape[3], "out_c": channels}
+        if g.values[x].dtype == "int8" and lower_packed(node, ctx, "conv2d_s8", params, wv.data):
+            return  # a fast variant with repacked weights (codegen/lower/packed.py)
         ins = [ctx.tensor(x), ctx.tensor(w)]
         if g.values[x].dtype == "float32":
             params["act_min"], params["act_max"] = float_activation(node)

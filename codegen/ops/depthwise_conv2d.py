@@ -11,6 +11,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
+from codegen.lower.packed import lower_packed
 from codegen.ops.common import apply_float_activation, float_activation, require_dtypes
 from codegen.ops.conv2d import check_float_linear, float_bias_arg
 from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
@@ -98,6 +99,8 @@ class DepthwiseConv2D(Op):
         channels = wv.shape[3]
         params = {**geom.params(), "in_c": g.values[x].shape[3],
                   "depth_multiplier": int(node.attrs["depth_multiplier"])}
+        if g.values[x].dtype == "int8" and lower_packed(node, ctx, "depthwise_conv2d_s8", params, wv.data):
+            return  # a fast variant with repacked weights (codegen/lower/packed.py)
         ins = [ctx.tensor(x), ctx.tensor(w)]
         if g.values[x].dtype == "float32":
             params["act_min"], params["act_max"] = float_activation(node)

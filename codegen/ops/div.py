@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.float_binary import FloatBinaryOp
+from codegen.ops.broadcast_binary import BroadcastBinaryOp
 from codegen.ops.registry import register
 
 
 @register
-class Div(FloatBinaryOp):
+class Div(BroadcastBinaryOp):
     name = "Div"
     kernels = ("div_f32",)
     kernel_stem = "div"

@@ -12,6 +12,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
+from codegen.lower.packed import lower_packed
 from codegen.ops.common import apply_float_activation, float_activation, require_dtypes
 from codegen.ops.conv2d import check_float_linear, float_bias_arg
 from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
@@ -84,6 +85,8 @@ class FullyConnected(Op):
         wv = g.values[w]
         out_c, k = wv.shape
         params = {"batches": g.values[x].size // k, "in_k": k, "out_c": out_c}
+        if g.values[x].dtype == "int8" and lower_packed(node, ctx, "fully_connected_s8", params, wv.data):
+            return  # a fast variant with repacked weights (codegen/lower/packed.py)
         ins = [ctx.tensor(x), ctx.tensor(w)]
         if g.values[x].dtype == "float32":
             params["act_min"], params["act_max"] = float_activation(node)

@@ -1,6 +1,6 @@
 """Xor: exclusive or of two bool tensors with broadcasting (ONNX Xor); bool result.
 
-Input dtypes: bool. The kernels are the shared loop of `_broadcast_bool.c.j2`
+Input dtypes: bool. The kernels are the shared loop of `_broadcast2.c.j2`
 with this op's C expression.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.bool_binary import BoolResultOp
+from codegen.ops.broadcast_binary import BoolResultOp
 from codegen.ops.registry import register
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.float_binary import FloatBinaryOp
+from codegen.ops.broadcast_binary import BroadcastBinaryOp
 from codegen.ops.registry import register
 
 
 @register
-class Minimum(FloatBinaryOp):
+class Minimum(BroadcastBinaryOp):
     name = "Minimum"
     kernels = ("minimum_f32",)
     kernel_stem = "minimum"

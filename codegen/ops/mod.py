@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.float_binary import FloatBinaryOp
+from codegen.ops.broadcast_binary import BroadcastBinaryOp
 from codegen.ops.registry import register
 
 
 @register
-class Mod(FloatBinaryOp):
+class Mod(BroadcastBinaryOp):
     name = "Mod"
-    attributes = {"activation": "none", "fmod": 0}
+    attributes = {"fmod": 0}
     kernels = ("fmod_f32", "mod_f32")
     kernel_stem = "mod"
     headers = ("math.h",)
 
     @classmethod
-    def kernel(cls, node):
+    def kernel(cls, node, dtype):
         return "fmod_f32" if node.attrs["fmod"] else "mod_f32"
 
     @classmethod

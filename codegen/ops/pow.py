@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.float_binary import FloatBinaryOp
+from codegen.ops.broadcast_binary import BroadcastBinaryOp
 from codegen.ops.registry import register
 
 
 @register
-class Pow(FloatBinaryOp):
+class Pow(BroadcastBinaryOp):
     name = "Pow"
     kernels = ("pow_f32",)
     kernel_stem = "pow"

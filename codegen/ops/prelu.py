@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ops.float_binary import FloatBinaryOp
+from codegen.ops.broadcast_binary import BroadcastBinaryOp
 from codegen.ops.registry import register
 
 
 @register
-class PRelu(FloatBinaryOp):
+class PRelu(BroadcastBinaryOp):
     name = "PRelu"
     kernels = ("prelu_f32",)
     kernel_stem = "prelu"

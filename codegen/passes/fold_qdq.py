@@ -19,11 +19,13 @@ so that it runs on the same bit-exact int8 kernels as a TFLite model:
 
 int8 arithmetic is TFLite's (fixed-point multipliers, round half away from zero), not
 onnxruntime's (float multipliers, round half to even), so results may differ from
-onnxruntime by one quantization step where a value falls near a rounding boundary.
+onnxruntime by one quantization step where a value falls near a rounding boundary. That is
+why only QDQ graphs are folded (see `is_qdq_graph`): a TFLite model's Dequantize and
+Quantize nodes are real TFLite Micro ops whose float arithmetic Kiln reproduces exactly.
 
 Needs: a verified graph; run after layout (transposes between Dequantize and the op are
-gone). Keeps: graph inputs and outputs and their names; every output within one int8
-quantization step of the float QDQ graph's value.
+gone). Keeps: graph inputs and outputs and their names; every int8 op within one
+quantization step of the float QDQ form it replaces.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from codegen.ir.graph import Graph, Node
 from codegen.ir.types import Quant
 from codegen.ops.registry import get_op
 from codegen.passes.dce import eliminate_dead_code
-from codegen.passes.graph_edit import add_const, clone, insert_after, merged_origin, substitute
+from codegen.passes.graph_edit import (add_const, clone, insert_after, merged_origin, prune_dead_nodes,
+                                       substitute)
 from codegen.passes.int8_weights import exact_int8
 from codegen.quant import dequantize_int8, quantize_float_to_int8
 
@@ -204,12 +207,35 @@ def _step(g: Graph) -> bool:
     return False
 
 
+def is_qdq_graph(g: Graph) -> bool:
+    """Whether int8 tensors only pass between Quantize (from float) and Dequantize nodes.
+
+    Such a graph (an ONNX QDQ model) defines no int8 arithmetic of its own: its reference,
+    onnxruntime, fuses each Dequantize -> op -> Quantize into an int8 kernel, and so may
+    Kiln. A graph with int8 ops (a TFLite model: TFLite Micro runs its DEQUANTIZE, float op
+    and QUANTIZE one by one, and Kiln must match it bit for bit) is left as it is.
+    """
+    movement = {"Reshape", "Transpose", "Concat"}
+    saw_pair = False
+    for n in g.nodes:
+        int8_in = any(i and g.values[i].dtype == "int8" for i in n.inputs)
+        int8_out = any(g.values[o].dtype == "int8" for o in n.outputs)
+        if n.op == "Quantize":
+            if int8_in:
+                return False  # an int8 -> int8 requantization: int8 arithmetic
+        elif n.op == "Dequantize":
+            saw_pair = True
+        elif (int8_in or int8_out) and n.op not in movement:
+            return False
+    return saw_pair
+
+
 def fold_qdq(g: Graph) -> Graph:
     g = clone(g)
-    if not any(n.op == "Dequantize" for n in g.nodes):
+    if not is_qdq_graph(g):
         return g
     budget = 10 * (len(g.nodes) + 10)
     while budget and _step(g):
         budget -= 1
-        g = eliminate_dead_code(g)
-    return g
+        prune_dead_nodes(g)
+    return eliminate_dead_code(g)

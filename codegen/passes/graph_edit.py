@@ -27,19 +27,6 @@ def clone(g: Graph) -> Graph:
     return Graph(g.name, values, nodes, list(g.inputs), list(g.outputs))
 
 
-def producers(g: Graph) -> dict[str, Node]:
-    return g.producers()
-
-
-def consumers(g: Graph) -> dict[str, list[Node]]:
-    return g.consumers()
-
-
-def use_count(g: Graph, name: str) -> int:
-    """How many node inputs and graph outputs read `name`."""
-    return sum(i == name for n in g.nodes for i in n.inputs) + g.outputs.count(name)
-
-
 def sole_consumer(g: Graph, name: str) -> Node | None:
     """The one node reading `name`, if exactly one does and it is not a graph output."""
     if name in g.outputs:
@@ -95,11 +82,6 @@ def substitute(g: Graph, old: str, new: str) -> bool:
     return True
 
 
-def remove_nodes(g: Graph, dead: Sequence[Node]) -> None:
-    ids = {id(n) for n in dead}
-    g.nodes = [n for n in g.nodes if id(n) not in ids]
-
-
 def drop_unused_values(g: Graph) -> None:
     """Forget values that no node, input or output mentions (constants left behind by a rewrite)."""
     used = set(g.inputs) | set(g.outputs)
@@ -107,6 +89,18 @@ def drop_unused_values(g: Graph) -> None:
         used.update(i for i in n.inputs if i)
         used.update(n.outputs)
     g.values = {k: v for k, v in g.values.items() if k in used}
+
+
+def prune_dead_nodes(g: Graph) -> None:
+    """Remove, in place, the nodes no graph output depends on (a cheap DCE for pass loops)."""
+    live = set(g.outputs)
+    kept = []
+    for node in reversed(g.nodes):
+        if any(o in live for o in node.outputs):
+            kept.append(node)
+            live.update(i for i in node.inputs if i)
+    kept.reverse()
+    g.nodes = kept
 
 
 def add_const(g: Graph, base: str, data: np.ndarray, quant: Quant | None = None) -> str:
@@ -147,9 +141,3 @@ def merged_origin(*nodes: Node) -> tuple[str, ...]:
     """The source-model nodes a fused node stands for, in order, without repeats."""
     return tuple(dict.fromkeys(o for n in nodes for o in n.origin))
 
-
-def const_data(g: Graph, name: str) -> np.ndarray | None:
-    """The data of a constant input (None for a computed value or an absent input '')."""
-    if not name:
-        return None
-    return g.values[name].data

@@ -9,10 +9,14 @@ pair becomes nothing), a graph output, or an op that cares. What is moved throug
 - elementwise unary ops (kind ELEMENTWISE with one input and no axis attribute: Clip,
   Sigmoid, Quantize, Dequantize, ...);
 - broadcasting binary ops (kind BROADCAST, no axis attribute) whose other operand is a
-  constant (permuted at compile time), the same transpose of another value, or a graph
-  input (which then gets the inverse transpose: a boundary transpose);
+  constant (permuted at compile time), the same transpose of another value, a value whose
+  inverse transpose the graph computes already (read that instead: nothing is added) or a
+  graph input (which then gets the inverse transpose: a boundary transpose);
 - BatchNorm and Softmax (axis remapped), Concat (every input transposed alike or constant;
   axis remapped), Pad (pads permuted), reductions with `axes`/`keepdims` such as Mean;
+- a Reshape that provably commutes: it only merges or splits runs of axes that are adjacent,
+  in the same order, in both layouts (Flatten after a global pool, the frontend's views of
+  1-D convolutions as 2-D ones), and becomes a Reshape of the untransposed tensor;
 - a Flatten (Reshape to [N, K]) of a transposed tensor read only by a FullyConnected with
   constant weights: the weights' columns are permuted instead.
 
@@ -20,9 +24,12 @@ A transpose with several readers moves only when every reader lets it through. T
 transposes in a row compose into one (nothing when the composition is the identity). At the
 end, transposes that move no data (only size-1 axes change place) become Reshapes.
 
+In a CNN the transposes left sit at the boundary, reading a graph input or writing a graph
+output: an ONNX model keeps its NCHW inputs and outputs. A transpose whose reader needs the
+NCHW order (say an NCHW flatten read by something else than a FullyConnected) stays.
+
 Needs: a verified graph. Keeps: every value of every graph output, graph input/output names
-and layouts (an ONNX model keeps its NCHW inputs and outputs: the transposes that remain sit
-at the boundary, reading a graph input or writing a graph output).
+and layouts.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from codegen.ops.registry import OpKind, get_op
 from codegen.ops.transpose import permutation
 from codegen.passes.dce import eliminate_dead_code
 from codegen.passes.graph_edit import (add_const, clone, insert_after, insert_before, make_node,
-                                       substitute)
+                                       prune_dead_nodes, substitute)
 
 Perm = tuple[int, ...]
 _AXIS_ATTRS = {"axis", "axes", "perm", "pads", "shape"}
@@ -69,7 +76,7 @@ class _Sink:
     inputs: list[str]
     attrs: dict
     out_perm: Perm
-    pre: list[Node]  # transposes inserted on graph inputs (placed before the reader)
+    pre: list[Node]  # inverse transposes of other operands (placed before the reader)
 
 
 class _Ctx:
@@ -88,7 +95,7 @@ class _Ctx:
         return t.inputs[0], _perm_of(self.g, t)
 
 
-def _permute_const(ctx: _Ctx, name: str, p: Perm, reader: Node) -> str | None:
+def _permute_const(ctx: _Ctx, name: str, p: Perm) -> str | None:
     """A constant c' with Transpose(c', p) == c broadcast to rank len(p); None if impossible."""
     v = ctx.g.values[name]
     r = len(p)
@@ -101,9 +108,9 @@ def _permute_const(ctx: _Ctx, name: str, p: Perm, reader: Node) -> str | None:
                      np.ascontiguousarray(np.transpose(data, _inverse(p))), v.quant)
 
 
-def _transpose_node(ctx: _Ctx, x: str, p: Perm, origin, name: str, out: str | None = None) -> Node:
-    return make_node(ctx.g, "Transpose", [x], name=name, origin=origin, out=out,
-                     quant=ctx.g.values[x].quant, perm=tuple(p))
+def _transpose_node(ctx: _Ctx, x: str, p: Perm, origin, name: str) -> Node:
+    return make_node(ctx.g, "Transpose", [x], name=name, origin=origin, quant=ctx.g.values[x].quant,
+                     perm=tuple(p))
 
 
 def _operand(ctx: _Ctx, name: str, p: Perm, reader: Node, pre: list[Node]) -> str | None:
@@ -113,9 +120,13 @@ def _operand(ctx: _Ctx, name: str, p: Perm, reader: Node, pre: list[Node]) -> st
         return t[0]
     v = ctx.g.values[name]
     if v.is_const:
-        return _permute_const(ctx, name, p, reader)
-    if ctx.boundary_ok and name in ctx.g.inputs and len(v.shape) == len(p):
-        node = _transpose_node(ctx, name, _inverse(p), reader.origin, f"{name}_to_{reader.name}")
+        return _permute_const(ctx, name, p)
+    inv = _inverse(p)
+    # Computed already (a duplicate that CSE merges), or a boundary transpose of an input.
+    exists = any(n.op == "Transpose" and n.inputs[0] == name and _perm_of(ctx.g, n) == inv
+                 for n in ctx.g.nodes)
+    if (exists or (ctx.boundary_ok and name in ctx.g.inputs)) and len(v.shape) == len(p):
+        node = _transpose_node(ctx, name, inv, reader.origin, f"{name}_to_{reader.name}")
         pre.append(node)
         return node.outputs[0]
     return None
@@ -377,6 +388,6 @@ def sink_transposes(g: Graph) -> Graph:
     budget = 50 * (len(g.nodes) + 10)  # each rewrite moves a transpose down: a safe bound
     while budget and _step(g):
         budget -= 1
-        g = eliminate_dead_code(g)
+        prune_dead_nodes(g)
     _transposes_to_reshapes(g)
     return eliminate_dead_code(g)

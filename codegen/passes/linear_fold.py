@@ -68,6 +68,6 @@ def scale_shift(g: Graph, node: Node, k: np.ndarray | None, s: np.ndarray | None
         bias = bias * k
     if s is not None:
         bias = bias + s
-    if k is not None or s is not None:
+    if b_name or s is not None:
         new_b = add_const(g, f"{b_name or node.name + '_bias'}_folded", bias.astype(np.float32))
         node.inputs = node.inputs[:2] + [new_b]

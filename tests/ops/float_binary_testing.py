@@ -1,4 +1,4 @@
-"""Shared checks of the float32 broadcasting binary ops (float_binary.FloatBinaryOp) and the
+"""Shared checks of the two-input broadcasting ops (broadcast_binary.BroadcastBinaryOp): float32 functions and the
 bool-valued ones (comparisons, logic): the reference against onnxruntime on several
 broadcasts, then the generated C of every case (one build) against the reference."""
 
@@ -18,12 +18,15 @@ NP_DTYPES = {"float32": np.float32, "int32": np.int32, "int64": np.int64, "bool"
 
 def ort_node(op_type: str, inputs: dict[str, np.ndarray], attrs: dict | None = None, opset: int = 18,
              n_out: int = 1) -> list[np.ndarray]:
-    """Outputs of one ONNX node in onnxruntime, any input dtypes (output types inferred)."""
+    """Outputs of one ONNX node in onnxruntime, any input dtypes (output types inferred); an
+    input given as None is left out (an empty name)."""
     import onnx
     import onnxruntime as ort
     from onnx import helper
 
-    node = helper.make_node(op_type, list(inputs), [f"y{i}" for i in range(n_out)], **(attrs or {}))
+    node = helper.make_node(op_type, [k if v is not None else "" for k, v in inputs.items()],
+                            [f"y{i}" for i in range(n_out)], **(attrs or {}))
+    inputs = {k: v for k, v in inputs.items() if v is not None}
     vis = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
            for k, v in inputs.items()]
     probe = helper.make_model(helper.make_graph([node], "probe", vis, []),
@@ -31,7 +34,8 @@ def ort_node(op_type: str, inputs: dict[str, np.ndarray], attrs: dict | None = N
     probe.ir_version = 8
     inferred = onnx.shape_inference.infer_shapes(probe).graph.value_info
     types = {vi.name: vi.type.tensor_type.elem_type for vi in inferred}
-    outs = [helper.make_tensor_value_info(f"y{i}", types[f"y{i}"], None) for i in range(n_out)]
+    first = vis[0].type.tensor_type.elem_type  # when inference cannot tell: the first input's type
+    outs = [helper.make_tensor_value_info(f"y{i}", types.get(f"y{i}", first), None) for i in range(n_out)]
     model = helper.make_model(helper.make_graph([node], "one_node", vis, outs),
                               opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
@@ -73,3 +77,16 @@ def check_binary(op: str, onnx_op: str, attrs: dict | None = None, lo: float = -
         else:
             np.testing.assert_array_equal(actual, want)
     assert_c_equals_reference(g, [feeds], rtol=rtol)
+
+
+def reference_node(op_type: str, inputs: dict[str, np.ndarray | None], attrs: dict | None = None,
+                   opset: int = 18, n_out: int = 1) -> list[np.ndarray]:
+    """Outputs of one ONNX node in ONNX's own reference implementation (for ops or attribute
+    combinations onnxruntime lacks or mishandles); None inputs are left out."""
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    node = helper.make_node(op_type, [k if v is not None else "" for k, v in inputs.items()],
+                            [f"y{i}" for i in range(n_out)], **(attrs or {}))
+    feeds = {k: v for k, v in inputs.items() if v is not None}
+    return ReferenceEvaluator(node, opsets={"": opset}).run(None, feeds)

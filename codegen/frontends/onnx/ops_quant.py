@@ -1,7 +1,17 @@
-"""QuantizeLinear / DequantizeLinear, for the simple case: per-tensor int8.
+"""Quantized ONNX: QuantizeLinear / DequantizeLinear (QDQ format) and QLinearConv /
+QLinearMatMul (QOperator format), on Kiln's int8 tensors.
 
-The scale and zero point become the `Quant` of the int8 value (Kiln keeps quantization on
-values, not on ops). uint8, per-axis and blocked quantization are refused for now.
+Kiln keeps quantization on values, not on ops: a QuantizeLinear becomes a Quantize whose
+int8 output carries the scale and zero point, a DequantizeLinear a Dequantize of such a
+value. The pass `fold_qdq` later turns Dequantize -> float op -> Quantize into the int8 op.
+(DequantizeLinear of constant weights is computed at import time like every constant node;
+fold_qdq recovers the int8 weights from those exact float values.)
+
+uint8 activations (onnxruntime's default QUInt8) are stored as int8 with the zero point
+shifted by -128: q_u8 = clamp(round(x / s) + zp, 0, 255) is exactly q_s8 + 128 with
+q_s8 = clamp(round(x / s) + zp - 128, -128, 127), and (q_u8 - zp) = (q_s8 - (zp - 128)), so
+every quantized op computes the same real values. Per-axis scales are accepted only on
+constant weights of QLinearConv / QLinearMatMul; blocked and sub-byte quantization are refused.
 """
 
 from __future__ import annotations
@@ -10,50 +20,168 @@ import numpy as np
 import onnx
 
 from codegen.frontends.onnx.context import ConvertContext, converter
+from codegen.frontends.onnx.ops_spatial import window
 from codegen.frontends.onnx.reader import OnnxNode
 from codegen.ir.types import Quant
 
+_UINT8_SHIFT = 128
 
-def _quant(ctx: ConvertContext, node: OnnxNode, int8_known: bool) -> Quant:
-    """The per-tensor int8 Quant given by inputs 1 (scale) and 2 (zero point)."""
-    scale = ctx.require_const(node, 1, "scale")
-    if scale.size != 1:
-        raise node.error(f"per-axis quantization ({scale.size} scales) is not supported yet")
+
+def _zero_point(node: OnnxNode, zp: np.ndarray | None, default_uint8: bool) -> np.ndarray:
+    """Zero point(s) as int64 on Kiln's int8 scale (uint8 shifted by -128)."""
+    if zp is None:
+        return np.array([-_UINT8_SHIFT if default_uint8 else 0], np.int64)
+    if zp.dtype == np.int8:
+        return zp.astype(np.int64).reshape(-1)
+    if zp.dtype == np.uint8:
+        return zp.astype(np.int64).reshape(-1) - _UINT8_SHIFT
+    raise node.error(f"{zp.dtype} quantization is not supported (int8 and uint8 only)")
+
+
+def _scales(ctx: ConvertContext, node: OnnxNode, index: int, what: str) -> np.ndarray:
+    scale = ctx.require_const(node, index, what).astype(np.float64).reshape(-1)
+    if not np.all(scale > 0):
+        raise node.error(f"{what} {scale.tolist()} must be positive")
+    return scale
+
+
+def _activation_quant(ctx: ConvertContext, node: OnnxNode, s: int, z: int, default_uint8: bool) -> Quant:
+    """The per-tensor Quant given by inputs s (scale) and z (zero point) of an activation."""
     if node.attr("block_size", 0):
         raise node.error("blocked quantization is not supported")
-    zp = ctx.const(node.input(2))
-    if node.input(2) and zp is None:
-        raise node.error("zero point (input 2) must be a constant")
-    if zp is not None:
-        if zp.dtype != np.int8:
-            raise node.error(f"{zp.dtype} quantization is not supported yet (only int8)")
-        zero = int(zp.reshape(-1)[0])
-    elif int8_known or node.attr("output_dtype", 0) == onnx.TensorProto.INT8:
-        zero = 0
-    else:
-        raise node.error("uint8 quantization (no zero point given) is not supported yet (only int8)")
-    s = float(scale.reshape(-1)[0])
-    if not s > 0:
-        raise node.error(f"scale {s} must be positive")
-    return Quant.of(s, zero)
+    scale = _scales(ctx, node, s, "scale")
+    if scale.size != 1:
+        raise node.error(f"per-axis quantization of an activation ({scale.size} scales) is not "
+                         "supported (only of constant weights)")
+    zp_data = ctx.const(node.input(z))
+    if node.input(z) and zp_data is None:
+        raise node.error(f"zero point (input {z}) must be a constant")
+    zp = _zero_point(node, zp_data, default_uint8)
+    if zp.size != 1:
+        raise node.error(f"{zp.size} zero points for one scale")
+    return Quant.of(float(scale[0]), int(zp[0]))
 
 
 @converter("QuantizeLinear")
 def convert_quantize(ctx, node):
-    q = _quant(ctx, node, int8_known=False)
-    ctx.add(node, "Quantize", [ctx.kiln(node.input(0))], out=node.outputs[0], quant=q)
+    """float -> int8 (uint8 output: int8 with the zero point shifted, see the module doc)."""
+    out_type = node.attr("output_dtype", 0)
+    if out_type not in (0, onnx.TensorProto.INT8, onnx.TensorProto.UINT8):
+        raise node.error(f"output_dtype {out_type} is not supported (int8 and uint8 only)")
+    zp = ctx.const(node.input(2))
+    default_uint8 = out_type != onnx.TensorProto.INT8 and (zp is None or zp.dtype == np.uint8)
+    q = _activation_quant(ctx, node, 1, 2, default_uint8)
+    x = node.input(0)
+    if ctx.dtype(x) != "float32":
+        raise node.error(f"input is {ctx.dtype(x)}; only float32 is quantized")
+    ctx.add(node, "Quantize", [ctx.kiln(x)], out=node.outputs[0], quant=q)
 
 
 @converter("DequantizeLinear")
 def convert_dequantize(ctx, node):
     x = node.input(0)
     if ctx.dtype(x) != "int8":
-        raise node.error(f"input is {ctx.dtype(x)}; only int8 is supported yet")
-    q = _quant(ctx, node, int8_known=True)
+        raise node.error(f"input is {ctx.dtype(x)}; only int8 and uint8 tensors computed by "
+                         "QuantizeLinear are supported")
+    q = _activation_quant(ctx, node, 1, 2, default_uint8=False)
     value = ctx.b.g.values[ctx.kiln(x)]
+    zp_data = ctx.const(node.input(2))
+    if zp_data is None and value.quant is not None and value.quant.zp == -_UINT8_SHIFT:
+        q = Quant.of(q.s, -_UINT8_SHIFT)  # a uint8 tensor with the default zero point 0
     if value.quant is None:
         value.quant = q
     elif value.quant != q:
         raise node.error(f"scale/zero point ({q.s:g}, {q.zp}) differ from those of '{x}' "
                          f"({value.quant.scale[0]:g}, {value.quant.zero_point[0]})")
     ctx.add(node, "Dequantize", [value.name], out=node.outputs[0])
+
+
+# -- QOperator format ----------------------------------------------------------------------
+
+def _int8_input(ctx: ConvertContext, node: OnnxNode, index: int, s: int, z: int) -> str:
+    """The Kiln int8 value of a quantized activation input, checked against its (scale, zp)."""
+    name = node.input(index)
+    if ctx.is_const(name):
+        raise node.error(f"input {index} ('{name}') is a constant; only computed activations are supported")
+    q = _activation_quant(ctx, node, s, z, default_uint8=False)
+    value = ctx.b.g.values[ctx.kiln(name)]
+    if value.dtype == "int8" and value.quant is None:  # moved by an ONNX op (Transpose, ...)
+        value.quant = q
+    if value.dtype != "int8" or value.quant != q:
+        raise node.error(f"input {index} ('{name}') is not the int8 tensor of scale {q.s:g}, "
+                         f"zero point {q.zp} (it is {value.type_str()})")
+    return value.name
+
+
+def _int8_weights(ctx: ConvertContext, node: OnnxNode, w: int, s: int, z: int) -> tuple[np.ndarray, np.ndarray]:
+    """Constant weights as symmetric int8 (uint8 with zero point 128 shifted) and their scales."""
+    data = ctx.require_const(node, w, "weights")
+    zp = _zero_point(node, ctx.const(node.input(z)), default_uint8=data.dtype == np.uint8)
+    if data.dtype == np.uint8:
+        data = data.astype(np.int64) - _UINT8_SHIFT
+    elif data.dtype != np.int8:
+        raise node.error(f"weights are {data.dtype}; int8 or uint8 expected")
+    if np.any(zp != 0):
+        raise node.error("weights must be symmetric (int8 zero point 0, uint8 zero point 128): "
+                         "Kiln's int8 kernels (as TFLite's) take symmetric weights")
+    return data.astype(np.int8), _scales(ctx, node, s, "weight scale")
+
+
+def _bias(ctx: ConvertContext, node: OnnxNode, index: int, scale: np.ndarray) -> list[str]:
+    if not node.input(index):
+        return []
+    b = ctx.require_const(node, index, "bias")
+    if b.dtype != np.int32:
+        raise node.error(f"bias is {b.dtype}; int32 expected")
+    name = ctx.weight(node, "bias", b.reshape(-1).copy())
+    ctx.b.g.values[name].quant = Quant.of(scale, 0, 0)
+    return [name]
+
+
+@converter("QLinearConv")
+def convert_qlinear_conv(ctx, node):
+    """int8 Conv2D or DepthwiseConv2D between NCHW <-> NHWC transposes of int8 tensors."""
+    x = _int8_input(ctx, node, 0, 1, 2)
+    shape = ctx.shape(node.input(0))
+    if len(shape) != 4:
+        raise node.error(f"input must be NCHW (rank 4), got shape {list(shape)}")
+    w, w_scale = _int8_weights(ctx, node, 3, 4, 5)
+    y_quant = _activation_quant(ctx, node, 6, 7, default_uint8=False)
+    x_quant = ctx.b.g.values[x].quant
+    if w.ndim != 4:
+        raise node.error(f"weights of shape {list(w.shape)} are not OIHW")
+    win = window(node, shape[2:], [int(k) for k in node.attr("kernel_shape", w.shape[2:])])
+    c_in, m, group = shape[1], w.shape[0], int(node.attr("group", 1))
+    if group == 1 and w.shape[1] == c_in:
+        op, weights, axis, extra = "Conv2D", w.transpose(0, 2, 3, 1), 0, {}
+    elif group == c_in and w.shape[1] == 1 and m % c_in == 0:
+        op, weights, axis, extra = "DepthwiseConv2D", w.transpose(1, 2, 3, 0), 3, {"depth_multiplier": m // c_in}
+    else:
+        raise node.error(f"grouped QLinearConv with group={group} is not supported")
+    scales = np.broadcast_to(w_scale, (m,)) if w_scale.size in (1, m) else None
+    if scales is None:
+        raise node.error(f"{w_scale.size} weight scales for {m} output channels")
+    wq = ctx.new_const(ctx.fresh(f"{node.name}_weight"), np.ascontiguousarray(weights))
+    ctx.b.g.values[wq].quant = Quant.of(w_scale if w_scale.size > 1 else float(w_scale[0]), 0, axis)
+    bias = _bias(ctx, node, 8, x_quant.s * scales)
+    nhwc = ctx.add(node, "Transpose", [x], role="to_nhwc", quant=x_quant, perm=(0, 2, 3, 1))
+    y = ctx.add(node, op, [nhwc, wq] + bias, quant=y_quant, strides=win.strides, dilations=win.dilations,
+                pads=win.pads, **extra)
+    ctx.add(node, "Transpose", [y], role="to_nchw", out=node.outputs[0], quant=y_quant, perm=(0, 3, 1, 2))
+
+
+@converter("QLinearMatMul")
+def convert_qlinear_matmul(ctx, node):
+    """a @ B with constant 2-D B: an int8 FullyConnected (keep_dims) with weights B^T."""
+    a = _int8_input(ctx, node, 0, 1, 2)
+    w, w_scale = _int8_weights(ctx, node, 3, 4, 5)
+    y_quant = _activation_quant(ctx, node, 6, 7, default_uint8=False)
+    if w.ndim != 2 or ctx.shape(node.input(0))[-1:] != (w.shape[0],):
+        raise node.error(f"B of shape {list(w.shape)} must be a constant [K, N] matrix for A "
+                         f"{list(ctx.shape(node.input(0)))}")
+    n = w.shape[1]
+    if w_scale.size not in (1, n):
+        raise node.error(f"{w_scale.size} scales for B with {n} columns")
+    wq = ctx.new_const(ctx.fresh(f"{node.name}_weight"), np.ascontiguousarray(w.T))
+    ctx.b.g.values[wq].quant = Quant.of(w_scale if w_scale.size > 1 else float(w_scale[0]), 0, 0)
+    ctx.add(node, "FullyConnected", [a, wq], out=node.outputs[0], quant=y_quant, keep_dims=True)

@@ -1,8 +1,10 @@
-"""Shape and data-movement ops: Reshape family, Transpose, Concat, Pad, pass-throughs, constants.
+"""Shape and data-movement ops: Reshape family, Transpose, Concat, Pad, Slice, Split, Gather,
+Tile, Expand, DepthToSpace / SpaceToDepth, pass-throughs, constants.
 
 Flatten, Squeeze, Unsqueeze and Reshape all become one Kiln Reshape with the static output
-shape resolved here; axes and shapes must be constants (attributes before opset 13/5,
-inputs after).
+shape resolved here; axes, shapes, starts, repeats and split sizes must be constants
+(attributes in early opsets, inputs later). DepthToSpace and SpaceToDepth are a Reshape, a
+Transpose and a Reshape.
 """
 
 from __future__ import annotations
@@ -112,9 +114,13 @@ def convert_transpose(ctx, node):
 
 @converter("Concat")
 def convert_concat(ctx, node):
-    ins = [i for i in node.inputs if i]
+    """Empty inputs (a zero-size dimension) add nothing and are dropped."""
+    ins = [i for i in node.inputs if i and 0 not in ctx.shape(i)]
+    if len(ins) == 1:
+        ctx.alias(node.outputs[0], ins[0])
+        return
     if not ins:
-        raise node.error("has no inputs")
+        raise node.error("has no inputs with elements")
     if node.attr("axis") is None:
         raise node.error("attribute 'axis' is missing")
     axis = norm_axis(node, int(node.attr("axis")), len(ctx.shape(ins[0])))
@@ -124,8 +130,8 @@ def convert_concat(ctx, node):
 @converter("Pad")
 def convert_pad(ctx, node):
     mode = node.attr("mode", "constant")
-    if mode != "constant":
-        raise node.error(f"mode '{mode}' is not supported (only 'constant')")
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise node.error(f"mode '{mode}' is not supported (constant, reflect, edge, wrap)")
     rank = len(ctx.shape(node.input(0)))
     if ctx.opset < 11:
         pads = [int(p) for p in node.attr("pads", [])]
@@ -147,18 +153,42 @@ def convert_pad(ctx, node):
             pads = full
     if len(pads) != 2 * rank:
         raise node.error(f"pads has {len(pads)} entries, expected {2 * rank} for rank {rank}")
-    if any(p < 0 for p in pads):
-        raise node.error(f"negative pads {pads} (cropping) are not supported")
     if not any(pads):
         ctx.alias(node.outputs[0], node.input(0))
         return
-    ctx.add(node, "Pad", [ctx.kiln(node.input(0))], out=node.outputs[0], pads=tuple(pads), value=value)
+    x = ctx.kiln(node.input(0))
+    if any(p < 0 for p in pads):  # crop first, then pad what remains
+        shape = ctx.shape(node.input(0))
+        crop = [max(-p, 0) for p in pads]
+        done = all(p <= 0 for p in pads)
+        x = ctx.add(node, "Slice", [x], role="" if done else "crop", out=node.outputs[0] if done else None,
+                    starts=tuple(crop[:rank]), ends=tuple(d - c for d, c in zip(shape, crop[rank:])),
+                    steps=(1,) * rank)
+        if done:
+            return
+        pads = [max(p, 0) for p in pads]
+    if mode != "constant":
+        ctx.add(node, "MirrorPad", [x], out=node.outputs[0], pads=tuple(pads), mode=mode)
+        return
+    ctx.add(node, "Pad", [x], out=node.outputs[0], pads=tuple(pads), value=value)
 
 
-@converter("Identity", "Dropout")
+@converter("Identity")
 def convert_identity(ctx, node):
-    """Inference-time no-ops: the output is the input (Dropout's mask output is refused)."""
     ctx.alias(node.outputs[0], node.input(0))
+
+
+@converter("Dropout")
+def convert_dropout(ctx, node):
+    """Inference Dropout is the identity, its mask all true; training mode (random) is refused."""
+    training = ctx.const(node.input(2)) if node.input(2) else np.array(False)
+    if training is None:
+        raise node.error("training_mode (input 2) must be a constant")
+    if bool(np.asarray(training).reshape(-1)[0]):
+        raise node.error("training_mode=1 drops elements at random; Kiln compiles inference graphs")
+    ctx.alias(node.outputs[0], node.input(0))
+    if len(node.outputs) > 1 and node.outputs[1]:
+        ctx.bind_const(node.outputs[1], np.ones(ctx.shape(node.input(0)), np.bool_))
 
 
 @converter("Constant")
@@ -191,3 +221,155 @@ def convert_shape(ctx, node):
 @converter("Size")
 def convert_size(ctx, node):
     ctx.bind_const(node.outputs[0], np.array(int(np.prod(ctx.shape(node.input(0)), dtype=np.int64)), np.int64))
+
+
+def add_multi(ctx: ConvertContext, node: OnnxNode, op: str, inputs: list[str], outs: list[str], **attrs) -> list[str]:
+    """One Kiln node with several outputs, bound to the ONNX outputs `outs` ('' = unused)."""
+    names = [o if o and o not in ctx.b.g.values else ctx.fresh(f"{node.name}_out{k}") for k, o in enumerate(outs)]
+    result = ctx.b.node(op, inputs, name=node.name, outputs=names, origin=(node.name,), **attrs)
+    result = result if isinstance(result, list) else [result]
+    for o, r in zip(outs, result):
+        ctx.bind(o, r)
+    return result
+
+
+def _ints_input(ctx: ConvertContext, node: OnnxNode, index: int, what: str) -> list[int] | None:
+    if not node.input(index):
+        return None
+    return [int(v) for v in ctx.require_const(node, index, what).reshape(-1)]
+
+
+@converter("Slice")
+def convert_slice(ctx, node):
+    """starts/ends/axes are attributes before opset 10, constant inputs (with steps) after."""
+    shape = ctx.shape(node.input(0))
+    rank = len(shape)
+    if ctx.opset < 10:
+        starts, ends = node.attr("starts"), node.attr("ends")
+        axes, steps = node.attr("axes"), None
+    else:
+        starts, ends = _ints_input(ctx, node, 1, "starts"), _ints_input(ctx, node, 2, "ends")
+        axes, steps = _ints_input(ctx, node, 3, "axes"), _ints_input(ctx, node, 4, "steps")
+    if starts is None or ends is None or len(starts) != len(ends):
+        raise node.error("starts and ends must be given, of equal length")
+    axes = list(range(len(starts))) if axes is None else [norm_axis(node, int(a), rank, "axes entry") for a in axes]
+    steps = [1] * len(starts) if steps is None else steps
+    if not len(axes) == len(steps) == len(starts) or len(set(axes)) != len(axes):
+        raise node.error(f"axes {axes}, starts, ends and steps do not match")
+    full_s, full_e, full_t = [0] * rank, list(shape), [1] * rank
+    for a, b, e, t in zip(axes, starts, ends, steps):
+        full_s[a], full_e[a], full_t[a] = int(b), int(e), int(t)
+    ctx.add(node, "Slice", [ctx.kiln(node.input(0))], out=node.outputs[0], starts=tuple(full_s),
+            ends=tuple(full_e), steps=tuple(full_t))
+
+
+@converter("Split")
+def convert_split(ctx, node):
+    """Sizes from the `split` attribute (before opset 13) or input; else equal parts
+    (`num_outputs` from opset 18, the last part smaller when the axis does not divide)."""
+    shape = ctx.shape(node.input(0))
+    axis = norm_axis(node, int(node.attr("axis", 0)), len(shape))
+    sizes = node.attr("split") if ctx.opset < 13 else _ints_input(ctx, node, 1, "split")
+    n = len(node.outputs)
+    if not sizes:
+        count = int(node.attr("num_outputs", n))
+        chunk = -(-shape[axis] // count)
+        sizes = [chunk] * (count - 1) + [shape[axis] - chunk * (count - 1)]
+        if node.attr("num_outputs") is None and shape[axis] % n:
+            raise node.error(f"axis of size {shape[axis]} does not split into {n} equal parts")
+    sizes = [int(v) for v in sizes]
+    if len(sizes) != n or sum(sizes) != shape[axis] or any(v < 0 for v in sizes):
+        raise node.error(f"split sizes {sizes} do not cut an axis of {shape[axis]} into {n} parts")
+    dtype = ctx.dtype(node.input(0))
+    for out, size in zip(node.outputs, sizes):  # empty parts are empty constants (Kiln has no empty tensors)
+        if size == 0:
+            empty = tuple(0 if i == axis else d for i, d in enumerate(shape))
+            ctx.bind_const(out, np.zeros(empty, np.bool_ if dtype == "bool" else dtype))
+    parts = [(o, v) for o, v in zip(node.outputs, sizes) if v]
+    if len(parts) == 1:
+        ctx.alias(parts[0][0], node.input(0))
+        return
+    add_multi(ctx, node, "Split", [ctx.kiln(node.input(0))], [o for o, _ in parts], axis=axis,
+              split=tuple(v for _, v in parts))
+
+
+@converter("Gather")
+def convert_gather(ctx, node):
+    rank = len(ctx.shape(node.input(0)))
+    ctx.add(node, "Gather", [ctx.kiln(node.input(0)), ctx.kiln(node.input(1))], out=node.outputs[0],
+            axis=norm_axis(node, int(node.attr("axis", 0)), rank))
+
+
+@converter("Tile")
+def convert_tile(ctx, node):
+    repeats = _ints_input(ctx, node, 1, "repeats")
+    ctx.add(node, "Tile", [ctx.kiln(node.input(0))], out=node.outputs[0], repeats=tuple(repeats or ()))
+
+
+@converter("Expand")
+def convert_expand(ctx, node):
+    shape = _ints_input(ctx, node, 1, "shape")
+    ctx.add(node, "Expand", [ctx.kiln(node.input(0))], out=node.outputs[0], shape=tuple(shape or ()))
+
+
+def _shuffle(ctx: ConvertContext, node: OnnxNode, split: tuple, perm: tuple, final: tuple) -> None:
+    x = ctx.add(node, "Reshape", [ctx.kiln(node.input(0))], role="split", shape=split)
+    y = ctx.add(node, "Transpose", [x], role="shuffle", perm=perm)
+    ctx.add(node, "Reshape", [y], out=node.outputs[0], shape=final)
+
+
+@converter("DepthToSpace")
+def convert_depth_to_space(ctx, node):
+    n, c, h, w = _nchw(ctx, node)
+    b = int(node.attr("blocksize"))
+    if c % (b * b):
+        raise node.error(f"{c} channels do not divide by blocksize² = {b * b}")
+    if node.attr("mode", "DCR") == "CRD":
+        _shuffle(ctx, node, (n, c // (b * b), b, b, h, w), (0, 1, 4, 2, 5, 3), (n, c // (b * b), h * b, w * b))
+    else:
+        _shuffle(ctx, node, (n, b, b, c // (b * b), h, w), (0, 3, 4, 1, 5, 2), (n, c // (b * b), h * b, w * b))
+
+
+@converter("SpaceToDepth")
+def convert_space_to_depth(ctx, node):
+    n, c, h, w = _nchw(ctx, node)
+    b = int(node.attr("blocksize"))
+    if h % b or w % b:
+        raise node.error(f"spatial size {h}x{w} does not divide by blocksize {b}")
+    perm = (0, 1, 3, 5, 2, 4) if node.attr("mode", "DCR") == "CRD" else (0, 3, 5, 1, 2, 4)
+    _shuffle(ctx, node, (n, c, h // b, b, w // b, b), perm, (n, c * b * b, h // b, w // b))
+
+
+def _nchw(ctx: ConvertContext, node: OnnxNode) -> tuple[int, int, int, int]:
+    shape = ctx.shape(node.input(0))
+    if len(shape) != 4:
+        raise node.error(f"input must be NCHW (rank 4), got shape {list(shape)}")
+    return shape
+
+
+@converter("CenterCropPad")
+def convert_center_crop_pad(ctx, node):
+    """Crop (Slice) and/or zero-pad (Pad) each of `axes` around its centre to `shape`."""
+    shape = ctx.shape(node.input(0))
+    rank = len(shape)
+    target = _ints_input(ctx, node, 1, "shape")
+    axes = [norm_axis(node, int(a), rank, "axes entry") for a in node.attr("axes", list(range(rank)))]
+    if target is None or len(target) != len(axes):
+        raise node.error(f"shape must give one size per axis of {axes}")
+    starts, ends, pads = [0] * rank, list(shape), [0] * (2 * rank)
+    for a, t in zip(axes, target):
+        if t < shape[a]:
+            starts[a] = (shape[a] - t) // 2
+            ends[a] = starts[a] + t
+        elif t > shape[a]:
+            pads[a] = (t - shape[a]) // 2
+            pads[a + rank] = t - shape[a] - pads[a]
+    x = ctx.kiln(node.input(0))
+    cropped = tuple(starts) != (0,) * rank or tuple(ends) != tuple(shape)
+    if cropped:
+        x = ctx.add(node, "Slice", [x], role="crop", out=None if any(pads) else node.outputs[0],
+                    starts=tuple(starts), ends=tuple(ends), steps=(1,) * rank)
+    if any(pads):
+        ctx.add(node, "Pad", [x], out=node.outputs[0], pads=tuple(pads), value=0.0)
+    elif not cropped:
+        ctx.alias(node.outputs[0], node.input(0))

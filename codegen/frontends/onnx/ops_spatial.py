@@ -1,4 +1,5 @@
-"""Spatial ops: Conv, MaxPool, AveragePool, global pools and BatchNormalization.
+"""Spatial ops: Conv (plain, depthwise, grouped), ConvTranspose, MaxPool, AveragePool, global
+pools, BatchNormalization, Resize and Upsample.
 
 ONNX is NCHW, Kiln's spatial ops are NHWC: each op becomes Transpose(0,2,3,1) → NHWC op →
 Transpose(0,3,1,2), with weights repacked at import time (a later pass cancels the pairs of
@@ -90,7 +91,8 @@ def from_nhwc(ctx: ConvertContext, node: OnnxNode, y: str, rank: int) -> None:
 
 @converter("Conv")
 def convert_conv(ctx, node):
-    """Conv2D (weights OIHW → OHWI) or, when group == C_in, DepthwiseConv2D ([1,KH,KW,C·M])."""
+    """Conv2D (weights OIHW → OHWI), DepthwiseConv2D when group == C_in ([1,KH,KW,C·M]), else
+    GroupConv2D (OHWI per group)."""
     shape = spatial_shape(ctx, node)
     w = ctx.const(node.input(1))
     if w is None or w.dtype != np.float32:
@@ -108,8 +110,8 @@ def convert_conv(ctx, node):
         op, weights, extra = "Conv2D", w.transpose(0, 2, 3, 1), {}
     elif group == c_in and w.shape[1] == 1 and m % c_in == 0:
         op, weights, extra = "DepthwiseConv2D", w.transpose(1, 2, 3, 0), {"depth_multiplier": m // c_in}
-    elif group != 1 and group != c_in:
-        raise node.error(f"grouped Conv with group={group} not supported")
+    elif group > 1 and c_in % group == 0 and m % group == 0 and w.shape[1] * group == c_in:
+        op, weights, extra = "GroupConv2D", w.transpose(0, 2, 3, 1), {"groups": group}
     else:
         raise node.error(f"weights of shape {list(w.shape)} do not fit {c_in} input channels, group={group}")
     ins = [to_nhwc(ctx, node), ctx.weight(node, "weight", np.ascontiguousarray(weights))]
@@ -190,3 +192,127 @@ def convert_batchnorm(ctx, node):
         raise node.error("needs all five inputs X, scale, B, input_mean, input_var")
     ctx.add(node, "BatchNorm", [ctx.kiln(i) for i in node.inputs[:5]], out=node.outputs[0],
             epsilon=float(node.attr("epsilon", 1e-5)), axis=1)
+
+
+def _resize_attrs(ctx: ConvertContext, node: OnnxNode, shape: tuple[int, ...]) -> dict:
+    """Kiln Resize attributes for every axis, from Resize's inputs (opset 10: X, scales;
+    11+: X, roi, scales, sizes) and attributes (`axes`, `keep_aspect_ratio_policy` from 18),
+    computed as ONNX's reference computes the output size and the per-axis scale."""
+    rank = len(shape)
+    if ctx.opset < 11:
+        roi, scales, sizes = None, ctx.require_const(node, 1, "scales"), None
+    else:
+        roi = ctx.const(node.input(1)) if node.input(1) else None
+        if node.input(1) and roi is None:
+            raise node.error("roi (input 1) must be a constant")
+        scales = ctx.const(node.input(2)) if node.input(2) else None
+        sizes = ctx.const(node.input(3)) if node.input(3) else None
+        if (node.input(2) and scales is None) or (node.input(3) and sizes is None):
+            raise node.error("scales and sizes must be constants")
+    scales = None if scales is None or scales.size == 0 else [float(v) for v in scales.reshape(-1)]
+    sizes = None if sizes is None or sizes.size == 0 else [int(v) for v in sizes.reshape(-1)]
+    roi = None if roi is None or roi.size == 0 else [float(v) for v in roi.reshape(-1)]
+    if (scales is None) == (sizes is None):
+        raise node.error("exactly one of scales and sizes must be given")
+    axes = [int(a) % rank for a in node.attr("axes", list(range(rank)))]
+    given = scales if scales is not None else sizes
+    if len(given) != len(axes):
+        raise node.error(f"{len(given)} scales/sizes for {len(axes)} axes")
+    full_scale, full_size = [1.0] * rank, list(shape)
+    if sizes is not None:
+        for a, s in zip(axes, sizes):
+            full_size[a], full_scale[a] = s, s / shape[a]
+        policy = node.attr("keep_aspect_ratio_policy", "stretch")
+        if policy != "stretch":
+            ratios = [full_scale[a] for a in axes]
+            scale = min(ratios) if policy == "not_larger" else max(ratios)
+            for a in axes:
+                full_scale[a], full_size[a] = scale, int(scale * shape[a] + 0.5)
+    else:
+        for a, s in zip(axes, scales):
+            full_scale[a] = float(np.float32(s))
+        full_size = [int(v) for v in (np.array(full_scale, np.float32) * np.array(shape)).astype(np.int64)]
+    full_roi: list[float] = []
+    if roi is not None:
+        full_roi = [0.0] * rank + [1.0] * rank
+        n = len(axes)
+        if len(roi) != 2 * n:
+            raise node.error(f"roi has {len(roi)} values, expected {2 * n}")
+        for k, a in enumerate(axes):
+            full_roi[a], full_roi[a + rank] = roi[k], roi[k + n]
+    default_coords = "asymmetric" if ctx.opset < 11 else "half_pixel"
+    return {"sizes": tuple(full_size), "scales": tuple(full_scale), "roi": tuple(full_roi),
+            "mode": node.attr("mode", "nearest"),
+            "coordinate_transformation_mode": node.attr("coordinate_transformation_mode", default_coords),
+            "nearest_mode": node.attr("nearest_mode", "round_prefer_floor" if ctx.opset >= 11 else "floor"),
+            "cubic_coeff_a": float(node.attr("cubic_coeff_a", -0.75)),
+            "exclude_outside": bool(node.attr("exclude_outside", 0)),
+            "extrapolation_value": float(node.attr("extrapolation_value", 0.0)),
+            "antialias": bool(node.attr("antialias", 0))}
+
+
+@converter("Resize")
+def convert_resize(ctx, node):
+    """Any axes, directly on the ONNX layout (Kiln's Resize is not tied to NHWC)."""
+    shape = ctx.shape(node.input(0))
+    ctx.add(node, "Resize", [ctx.kiln(node.input(0))], out=node.outputs[0], **_resize_attrs(ctx, node, shape))
+
+
+@converter("Upsample")
+def convert_upsample(ctx, node):
+    """Upsample (opsets 7-9): Resize with asymmetric coordinates (nearest: floor)."""
+    shape = ctx.shape(node.input(0))
+    scales = node.attr("scales") if node.input(1) == "" else ctx.require_const(node, 1, "scales").reshape(-1)
+    if scales is None or len(scales) != len(shape):
+        raise node.error(f"scales must give one factor per axis of the rank-{len(shape)} input")
+    full_scale = [float(np.float32(s)) for s in scales]
+    sizes = [int(v) for v in (np.array(full_scale, np.float32) * np.array(shape)).astype(np.int64)]
+    mode = node.attr("mode", "nearest")
+    ctx.add(node, "Resize", [ctx.kiln(node.input(0))], out=node.outputs[0], sizes=tuple(sizes),
+            scales=tuple(full_scale), mode="linear" if mode in ("linear", "bilinear") else mode,
+            coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+
+
+@converter("ConvTranspose")
+def convert_conv_transpose(ctx, node):
+    """ConvTranspose2D with weights [C, O/group, KH, KW] repacked to [O, KH, KW, C/group];
+    output_padding, output_shape and auto_pad become (possibly negative) crop pads, as ONNX's
+    reference computes them."""
+    shape = spatial_shape(ctx, node)
+    w = ctx.const(node.input(1))
+    if w is None or w.dtype != np.float32 or w.ndim != len(shape):
+        raise node.error("weights (input 1) must be a float32 constant of the input's rank")
+    r = len(shape) - 2
+    group = int(node.attr("group", 1))
+    c, og = w.shape[0], w.shape[1]
+    if c != shape[1] or c % group:
+        raise node.error(f"weights {list(w.shape)} do not fit {shape[1]} input channels in {group} groups")
+    kernel = [int(k) for k in w.shape[2:]]
+    strides = [int(v) for v in node.attr("strides", [1] * r)]
+    dilations = [int(v) for v in node.attr("dilations", [1] * r)]
+    out_pad = [int(v) for v in node.attr("output_padding", [0] * r)]
+    full = [strides[i] * (shape[2 + i] - 1) + (kernel[i] - 1) * dilations[i] + 1 for i in range(r)]
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    out_shape = node.attr("output_shape")
+    pads = node.attr("pads")
+    if out_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        target = [int(v) for v in out_shape] if out_shape is not None else [shape[2 + i] * strides[i] for i in range(r)]
+        target = target[-r:]
+        total = [full[i] + out_pad[i] - target[i] for i in range(r)]
+        first = [t // 2 if auto_pad == "SAME_UPPER" else t - t // 2 for t in total]
+        begins, ends = first, [full[i] - first[i] - target[i] for i in range(r)]
+    else:
+        pads = [int(v) for v in (pads or [0] * (2 * r))]
+        begins, ends = pads[:r], [pads[r + i] - out_pad[i] for i in range(r)]
+    if r == 1:
+        w = w[:, :, None, :]
+        strides, dilations, begins, ends = [1] + strides, [1] + dilations, [0] + begins, [0] + ends
+    kh, kw = w.shape[2], w.shape[3]
+    cg = c // group
+    weights = w.reshape(group, cg, og, kh, kw).transpose(0, 2, 3, 4, 1).reshape(group * og, kh, kw, cg)
+    ins = [to_nhwc(ctx, node), ctx.weight(node, "weight", np.ascontiguousarray(weights))]
+    if node.input(2):
+        ins.append(ctx.kiln(node.input(2)))
+    y = ctx.add(node, "ConvTranspose2D", ins, strides=tuple(strides), dilations=tuple(dilations),
+                pads=(begins[0], begins[1], ends[0], ends[1]), groups=group)
+    from_nhwc(ctx, node, y, len(shape))

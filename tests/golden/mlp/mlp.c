@@ -23,23 +23,6 @@ static uint8_t mlp_arena[MLP_ARENA_SIZE] __attribute__((aligned(16)));
 static uint8_t mlp_arena[MLP_ARENA_SIZE];
 #endif
 
-/* ---- kernel clip_f32 ---- */
-typedef struct {
-    int32_t n;
-    float min;
-    float max;
-} kiln_clip_f32_params;
-
-static void kiln_clip_f32(const kiln_clip_f32_params *p, const float *in, float *out)
-{
-    int32_t i;
-    for (i = 0; i < p->n; ++i) {
-        float v = in[i];
-        v = (v < p->min) ? p->min : v;
-        out[i] = (v > p->max) ? p->max : v;
-    }
-}
-
 /* ---- kernel fully_connected_f32 ---- */
 typedef struct {
     int32_t batches;      /* rows of the input */
@@ -107,15 +90,10 @@ static void kiln_softmax_f32(const kiln_softmax_f32_params *p, const float *in, 
 /* ---- parameters of each call ---- */
 static const kiln_fully_connected_f32_params fully_connected_0_params = {
     .act_max = 3.4028235e+38f,
-    .act_min = -3.4028235e+38f,
+    .act_min = 0.0e+00f,
     .batches = 1,
     .in_k = 16,
     .out_c = 32,
-};
-static const kiln_clip_f32_params clip_0_params = {
-    .max = 3.4028235e+38f,
-    .min = 0.0e+00f,
-    .n = 32,
 };
 static const kiln_fully_connected_f32_params fully_connected_1_params = {
     .act_max = 3.4028235e+38f,
@@ -136,17 +114,14 @@ int mlp_run(
     float *out_probs_1
 )
 {
-    /* fully_connected_0: fc1 */
+    /* fully_connected_0: fc1, relu1 */
     kiln_fully_connected_f32(&fully_connected_0_params, in_x_0, mlp_c_fc1_weight, mlp_c_fc1_bias, (float *)(void *)&mlp_arena[0]);
     KILN_PROFILE_MARK(0);
-    /* clip_0: relu1 */
-    kiln_clip_f32(&clip_0_params, (float *)(void *)&mlp_arena[0], (float *)(void *)&mlp_arena[128]);
-    KILN_PROFILE_MARK(1);
     /* fully_connected_1: fc2 */
-    kiln_fully_connected_f32(&fully_connected_1_params, (float *)(void *)&mlp_arena[128], mlp_c_fc2_weight, mlp_c_fc2_bias, (float *)(void *)&mlp_arena[0]);
-    KILN_PROFILE_MARK(2);
+    kiln_fully_connected_f32(&fully_connected_1_params, (float *)(void *)&mlp_arena[0], mlp_c_fc2_weight, mlp_c_fc2_bias, (float *)(void *)&mlp_arena[128]);
+    KILN_PROFILE_MARK(1);
     /* softmax_0: softmax */
-    kiln_softmax_f32(&softmax_0_params, (float *)(void *)&mlp_arena[0], out_probs_1);
-    KILN_PROFILE_MARK(3);
+    kiln_softmax_f32(&softmax_0_params, (float *)(void *)&mlp_arena[128], out_probs_1);
+    KILN_PROFILE_MARK(2);
     return MLP_OK;
 }

@@ -10,7 +10,7 @@ extern "C" {
 #endif
 
 /* Bytes of the static activation arena inside mlp.c. */
-#define MLP_ARENA_SIZE 256u
+#define MLP_ARENA_SIZE 168u
 /* Bytes of constant data (weights, biases, quantization tables) in flash. */
 #define MLP_WEIGHTS_SIZE 3496u
 

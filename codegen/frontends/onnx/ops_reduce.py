@@ -1,0 +1,125 @@
+"""Reductions: ReduceMean/Sum/Max/Min/Prod, the composite ones (L1, L2, LogSum, LogSumExp,
+SumSquare), ArgMax/ArgMin, LogSoftmax and Hardmax.
+
+`axes` is an attribute before opset 18 (13 for ReduceSum) and a constant input after; empty
+axes reduce everything unless `noop_with_empty_axes` makes the op an identity. Composite
+reductions become short chains of Kiln ops (ReduceL2 = Sqrt(ReduceSum(x * x)), ...).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.frontends.onnx.context import ConvertContext, converter
+from codegen.frontends.onnx.ops_shape import norm_axis
+from codegen.frontends.onnx.reader import OnnxNode
+
+# ONNX reduction -> Kiln op doing the reduction itself.
+DIRECT = {"ReduceMean": "Mean", "ReduceSum": "ReduceSum", "ReduceMax": "ReduceMax", "ReduceMin": "ReduceMin",
+          "ReduceProd": "ReduceProd"}
+COMPOSITE = ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
+
+
+def reduce_axes(ctx: ConvertContext, node: OnnxNode) -> tuple[int, ...] | None:
+    """The reduced axes (sorted, non-negative), () for all, None when the op is an identity."""
+    since = 13 if node.op_type == "ReduceSum" else 18
+    if ctx.opset < since:
+        axes = node.attr("axes")
+    else:
+        axes = None if not node.input(1) else ctx.require_const(node, 1, "axes").reshape(-1).tolist()
+    rank = len(ctx.shape(node.input(0)))
+    if not axes:
+        return None if node.attr("noop_with_empty_axes", 0) else ()
+    return tuple(sorted({norm_axis(node, int(a), rank, "axes entry") for a in axes}))
+
+
+def _reduce(ctx: ConvertContext, node: OnnxNode, op: str, x: str, axes, keep: bool, role: str = "",
+            out: str | None = None) -> str:
+    return ctx.add(node, op, [x], role=role, out=out, axes=tuple(axes), keepdims=keep)
+
+
+@converter(*DIRECT, *COMPOSITE)
+def convert_reduce(ctx, node):
+    axes = reduce_axes(ctx, node)
+    out = node.outputs[0]
+    if axes is None:
+        ctx.alias(out, node.input(0))
+        return
+    keep = bool(node.attr("keepdims", 1))
+    x = ctx.kiln(node.input(0))
+    kind = node.op_type
+    if kind in DIRECT:
+        _reduce(ctx, node, DIRECT[kind], x, axes, keep, out=out)
+    elif kind == "ReduceL1":
+        _reduce(ctx, node, "ReduceSum", ctx.add(node, "Abs", [x], role="abs"), axes, keep, out=out)
+    elif kind in ("ReduceL2", "ReduceSumSquare"):
+        sq = ctx.add(node, "Mul", [x, x], role="square")
+        if kind == "ReduceSumSquare":
+            _reduce(ctx, node, "ReduceSum", sq, axes, keep, out=out)
+        else:
+            s = _reduce(ctx, node, "ReduceSum", sq, axes, keep, role="sum")
+            ctx.add(node, "Sqrt", [s], out=out)
+    elif kind == "ReduceLogSum":
+        ctx.add(node, "Log", [_reduce(ctx, node, "ReduceSum", x, axes, keep, role="sum")], out=out)
+    else:  # ReduceLogSumExp, shifted by the maximum so that exp cannot overflow
+        m = _reduce(ctx, node, "ReduceMax", x, axes, True, role="max")
+        e = ctx.add(node, "Exp", [ctx.add(node, "Sub", [x, m], role="shift")], role="exp")
+        log = ctx.add(node, "Log", [_reduce(ctx, node, "ReduceSum", e, axes, True, role="sum")], role="log")
+        if keep:
+            ctx.add(node, "Add", [log, m], out=out)
+        else:
+            y = ctx.add(node, "Add", [log, m], role="unshift")
+            ctx.add(node, "Reshape", [y], out=out, role="squeeze",
+                    shape=tuple(d for i, d in enumerate(ctx.shape(node.input(0))) if i not in (axes or range(99))))
+
+
+@converter("ArgMax", "ArgMin")
+def convert_arg(ctx, node):
+    rank = len(ctx.shape(node.input(0)))
+    ctx.add(node, node.op_type, [ctx.kiln(node.input(0))], out=node.outputs[0],
+            axis=norm_axis(node, int(node.attr("axis", 0)), rank), keepdims=bool(node.attr("keepdims", 1)),
+            select_last_index=bool(node.attr("select_last_index", 0)))
+
+
+def _softmax_rows(ctx: ConvertContext, node: OnnxNode) -> tuple[str, int, tuple[int, ...] | None]:
+    """(input, axis, shape to restore) of a Softmax-family node: opset 13+ works on one axis;
+    before, on the input flattened to 2-D at `axis` (restored with a Reshape)."""
+    x = node.input(0)
+    shape = ctx.shape(x)
+    rank = len(shape)
+    if ctx.opset >= 13:
+        return ctx.kiln(x), norm_axis(node, int(node.attr("axis", -1)), rank), None
+    axis = norm_axis(node, int(node.attr("axis", 1)), rank)
+    if axis == rank - 1:
+        return ctx.kiln(x), axis, None
+    flat = (int(np.prod(shape[:axis], dtype=np.int64)), int(np.prod(shape[axis:], dtype=np.int64)))
+    return ctx.add(node, "Reshape", [ctx.kiln(x)], role="to_2d", shape=flat), 1, tuple(shape)
+
+
+def _finish(ctx: ConvertContext, node: OnnxNode, op: str, ins: list[str], restore, **attrs) -> None:
+    if restore is None:
+        ctx.add(node, op, ins, out=node.outputs[0], **attrs)
+    else:
+        y = ctx.add(node, op, ins, role="rows", **attrs)
+        ctx.add(node, "Reshape", [y], out=node.outputs[0], role="from_2d", shape=restore)
+
+
+@converter("LogSoftmax")
+def convert_logsoftmax(ctx, node):
+    """x - max - log(sum(exp(x - max))) along the axis."""
+    x, axis, restore = _softmax_rows(ctx, node)
+    m = _reduce(ctx, node, "ReduceMax", x, (axis,), True, role="max")
+    d = ctx.add(node, "Sub", [x, m], role="shift")
+    s = _reduce(ctx, node, "ReduceSum", ctx.add(node, "Exp", [d], role="exp"), (axis,), True, role="sum")
+    _finish(ctx, node, "Sub", [d, ctx.add(node, "Log", [s], role="log")], restore)
+
+
+@converter("Hardmax")
+def convert_hardmax(ctx, node):
+    """1.0 at the first largest element along the axis, 0.0 elsewhere: Equal(ArgMax, index)."""
+    x, axis, restore = _softmax_rows(ctx, node)
+    shape = ctx.b.g.values[x].shape
+    arg = ctx.add(node, "ArgMax", [x], role="argmax", axis=axis, keepdims=True, select_last_index=False)
+    index = np.arange(shape[axis], dtype=np.int64).reshape([-1 if i == axis else 1 for i in range(len(shape))])
+    hot = ctx.add(node, "Equal", [arg, ctx.weight(node, "index", index)], role="hot")
+    _finish(ctx, node, "Cast", [hot], restore, to="float32")

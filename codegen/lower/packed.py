@@ -1,0 +1,111 @@
+"""Lowering of the int8 linear ops (Conv2D, DepthwiseConv2D, FullyConnected) for the fast
+kernel variants: the same node, the weights and constants repacked for the template the
+target will use (ctx.kernel_variant) instead of the reference layout.
+
+An op's `lower` calls `lower_packed` first; it returns False when the variant is the
+reference one (or has no repacking here), and the op lowers as before. Every variant keeps
+TFLM's integer result: the input offset is folded into the bias exactly as for the
+reference kernels (int8_linear.fold_input_offset), only the layout changes.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from codegen.ir.graph import Node
+from codegen.lower import repack
+from codegen.lower.kernel import ScratchArg
+from codegen.ops.int8_linear import LinearInt8, fold_input_offset, graph_bias, linear_int8_params
+
+DSP_HEADERS = ("kiln_dsp.h",)
+MVE_HEADERS = ("kiln_mve.h",)
+
+# (kernel, variant) -> lowering(node, ctx, params, weights)
+_LOWERINGS: dict[tuple[str, str], Callable] = {}
+
+
+def _lowering(kernel: str, variant: str):
+    def wrap(fn):
+        _LOWERINGS[(kernel, variant)] = fn
+        return fn
+    return wrap
+
+
+def lower_packed(node: Node, ctx, kernel: str, params: dict, weights: np.ndarray) -> bool:
+    """Lower an int8 linear node for the target's variant of `kernel` if it needs repacked
+    constants; False when the reference lowering applies. `params` are the op's shape
+    fields of the reference params struct, `weights` its weight tensor as stored."""
+    fn = _LOWERINGS.get((kernel, ctx.kernel_variant(kernel)))
+    if fn is None:
+        return False
+    fn(node, ctx, params, np.asarray(weights))
+    return True
+
+
+def _quant(node: Node, ctx, rows: np.ndarray, fc_per_tensor: bool = False
+           ) -> tuple[LinearInt8, np.ndarray, np.ndarray]:
+    """TFLM's requantization constants, the folded bias and the accumulator bound."""
+    channels = rows.shape[0]
+    p = linear_int8_params(node, ctx.g, channels, fc_per_tensor)
+    folded = fold_input_offset(node, rows, graph_bias(node, ctx.g, channels), p.input_zp)
+    return p, folded, repack.accumulator_bound(rows, folded)
+
+
+def _out_fields(p: LinearInt8) -> dict:
+    return {"output_zp": p.output_zp, "act_min": p.act_min, "act_max": p.act_max}
+
+
+def _dsp_records(node: Node, ctx, rows: np.ndarray, channels_to: int, fc_per_tensor: bool = False):
+    p, folded, bound = _quant(node, ctx, rows, fc_per_tensor)
+    rec = repack.dsp_requant_records(folded, p.multiplier, p.shift, bound, node.name, channels_to)
+    return p, ctx.constant(node, "rq", rec, "int32")
+
+
+# -- cortex_m_dsp ----------------------------------------------------------------------------
+
+@_lowering("conv2d_s8", "cortex_m_dsp")
+def _conv2d_dsp(node: Node, ctx, params: dict, w: np.ndarray) -> None:
+    """im2col of two output pixels into int16 scratch columns, then a 2x2 SMLAD tile."""
+    rows = w.reshape(w.shape[0], -1)
+    k4, o2 = repack.round_up(rows.shape[1], 4), repack.round_up(rows.shape[0], 2)
+    p, rq = _dsp_records(node, ctx, rows, o2)
+    scratch = ScratchArg(2 * 2 * k4 + 2 * 4 * o2)  # two int16 columns, two pixels' accumulators
+    ctx.call(node, "conv2d_s8", {**params, **_out_fields(p), "input_zp": p.input_zp, "k4": k4, "rq": rq},
+             [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.dsp_gemm_rows(rows), "int32"),
+              ctx.tensor(node.outputs[0]), scratch], headers=DSP_HEADERS)
+
+
+@_lowering("fully_connected_s8", "cortex_m_dsp")
+def _fully_connected_dsp(node: Node, ctx, params: dict, w: np.ndarray) -> None:
+    """Each input row to int16 scratch once, then two output channels at a time."""
+    k4 = repack.round_up(w.shape[1], 4)
+    p, rq = _dsp_records(node, ctx, w, repack.round_up(w.shape[0], 2), fc_per_tensor=True)
+    ctx.call(node, "fully_connected_s8", {**params, **_out_fields(p), "k4": k4, "rq": rq},
+             [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.dsp_gemm_rows(w), "int32"),
+              ctx.tensor(node.outputs[0]), ScratchArg(2 * k4)], headers=DSP_HEADERS)
+
+
+def depthwise_rows_bytes(params: dict) -> int:
+    """Scratch of the DSP depthwise kernel: on its fast path (depth multiplier 1, channels a
+    multiple of 4) over a padded layer, k_h input rows as wide as the windows of one output
+    row reach, padding included; 4 bytes otherwise. The kernel makes the same decision."""
+    reach_h = (params["out_h"] - 1) * params["stride_h"] + (params["k_h"] - 1) * params["dilation_h"] + 1
+    reach_w = (params["out_w"] - 1) * params["stride_w"] + (params["k_w"] - 1) * params["dilation_w"] + 1
+    padded = (params["pad_top"] > 0 or params["pad_left"] > 0 or reach_h > params["in_h"]
+              or reach_w > params["in_w"])
+    if params["depth_multiplier"] != 1 or params["in_c"] % 4 or not padded:
+        return 4
+    return params["k_h"] * reach_w * params["in_c"]
+
+
+@_lowering("depthwise_conv2d_s8", "cortex_m_dsp")
+def _depthwise_dsp(node: Node, ctx, params: dict, w: np.ndarray) -> None:
+    """Four channels per word: SXTB16 unpacks the input, SMLABB/SMLATT multiply lane by lane."""
+    taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
+    rows = taps.T
+    p, rq = _dsp_records(node, ctx, rows, repack.round_up(rows.shape[0], 4))
+    ctx.call(node, "depthwise_conv2d_s8", {**params, **_out_fields(p), "input_zp": p.input_zp, "rq": rq},
+             [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.dsp_depthwise_taps(taps), "int32"),
+              ctx.tensor(node.outputs[0]), ScratchArg(depthwise_rows_bytes(params))], headers=DSP_HEADERS)

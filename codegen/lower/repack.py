@@ -1,0 +1,140 @@
+"""Compile-time layouts of the fast int8 kernels' constants: repacked weights and
+precomputed requantization, in the order each kernel variant reads them.
+
+Pure numpy, no graph: `codegen/lower/packed.py` calls these from the ops' lowering when the
+target's kernel variant is not the reference one. Words are int32 arrays holding bytes or
+int16 lanes in little-endian order, so that one aligned load brings what one instruction
+unpacks.
+
+cortex_m_dsp (Armv7E-M DSP extension):
+- GEMM weights (Conv2D, FullyConnected): `dsp_gemm_rows`. The kernel multiplies them with
+  int16 input columns by SMLAD, two lanes at a time; SXTB16 unpacks bytes 0 and 2 of a word
+  and SXTB16 ROR #8 bytes 1 and 3, so each word holds (w0, w2, w1, w3) of four consecutive
+  weights, which unpack into the pairs (w0, w1) and (w2, w3) of the column's natural order.
+  Rows come in pairs, interleaved per word, for the 2x2 (channels x pixels) tile.
+- Depthwise weights: `dsp_depthwise_taps`, int16 lanes ready for SMLABB/SMLATT.
+- Requantization: `dsp_requant_records`, see kiln_dsp_mbqm in runtime_c/kiln_dsp.h.
+
+mve (Armv8.1-M Helium): `mve_gemm_rows` (rows padded to 16 bytes for VMLADAVA.S8) and
+`mve_requant` (per-channel vectors for VQRDMULH / VRSHL).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.errors import KilnError
+
+INT32_MAX = (1 << 31) - 1
+RQ_WORDS = 6  # per output channel: folded bias, then kiln_dsp_requant's M, A, H, l, r
+_MAX_ABS_INT8 = 128
+
+
+def round_up(n: int, multiple: int) -> int:
+    return -(-int(n) // multiple) * multiple
+
+
+def _words(data: np.ndarray) -> np.ndarray:
+    """Bytes (int8, last axis a multiple of 4) as little-endian int32 words."""
+    raw = np.ascontiguousarray(np.asarray(data, dtype=np.int8))
+    return raw.view("<i4").astype(np.int32)
+
+
+def _pad(a: np.ndarray, axis: int, size: int) -> np.ndarray:
+    """`a` zero-padded along `axis` to `size` entries."""
+    widths = [(0, 0)] * a.ndim
+    widths[axis] = (0, size - a.shape[axis])
+    return np.pad(a, widths)
+
+
+def accumulator_bound(w_rows: np.ndarray, folded_bias: np.ndarray) -> np.ndarray:
+    """Largest |accumulator| a folded kernel can reach per output channel (int8 inputs and
+    padding taps are at most 128 in magnitude): the bound int8_linear.fold_input_offset checks."""
+    rows = np.asarray(w_rows, dtype=np.int64)
+    return np.abs(np.asarray(folded_bias, np.int64)) + _MAX_ABS_INT8 * np.abs(rows).sum(axis=1)
+
+
+# -- cortex_m_dsp ----------------------------------------------------------------------------
+
+def dsp_requant_records(folded_bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
+                        bound: np.ndarray, node_name: str, channels_to: int | None = None
+                        ) -> np.ndarray:
+    """[channels, 6] int32 per output channel: the folded bias, then kiln_dsp_requant's
+    M, A, H, l, r (runtime_c/kiln_dsp.h).
+
+    With x = acc << l, M = 2m (uint32) and x read as unsigned, the high word of x * M + 2^31
+    is TFLM's doubling high multiply of x and m once A = -M is added for x < 0; with a right
+    shift r > 0, A = -(M + 1) moves the ties of negative values away from zero and H =
+    2^(r-1) rounds (tests/core/test_repack.py checks all this against codegen.quant). The
+    kernel adds H with saturation, which changes nothing for r <= 23 (a saturated value still
+    saturates the int8 output); for r >= 24 the layer's accumulators (`bound`) must keep the
+    sum in int32, |acc| + 2^(r-1) + 2 <= 2^31, or the layer is refused, naming the channel.
+    Channels past the real ones (up to `channels_to`) are zero: kernels compute and drop them.
+    """
+    m = np.asarray(multiplier, np.int64)
+    s = np.asarray(shift, np.int64)
+    left = np.maximum(s, 0)
+    right = np.maximum(-s, 0)
+    big_m = 2 * m
+    h = np.where(right > 0, np.left_shift(np.int64(1), np.maximum(right - 1, 0)), 0)
+    a = -(big_m + (right > 0))
+    bad = (right >= 24) & (np.asarray(bound, np.int64) + h + 2 > (1 << 31))
+    if bad.any():
+        c = int(np.flatnonzero(bad)[0])
+        raise KilnError(f"output channel {c}: accumulator bound {int(bound[c])} with a right shift "
+                        f"of {int(right[c])} leaves the range of the DSP requantization", node=node_name)
+    rec = np.stack([np.asarray(folded_bias, np.int64), big_m, a, h, left, right], axis=1)
+    rec = (rec & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    if channels_to is not None:
+        rec = _pad(rec, 0, channels_to)
+    return rec
+
+
+def dsp_gemm_rows(rows: np.ndarray) -> np.ndarray:
+    """[O, K] int8 weights as the words of the DSP GEMM kernels.
+
+    K is zero-padded to a multiple of 4 and O to even. For each pair of rows (2i, 2i+1) and
+    each group g of four weights: the word of row 2i, then the word of row 2i+1, each with
+    the bytes (w[4g], w[4g+2], w[4g+1], w[4g+3]).
+    """
+    o, k = rows.shape
+    padded = _pad(_pad(np.asarray(rows, np.int8), 1, round_up(k, 4)), 0, round_up(o, 2))
+    groups = padded.reshape(padded.shape[0], -1, 4)[:, :, [0, 2, 1, 3]]
+    words = _words(groups.reshape(padded.shape[0], -1))  # [O2, K4/4]
+    return words.reshape(-1, 2, words.shape[1]).transpose(0, 2, 1).reshape(-1)
+
+
+def dsp_depthwise_taps(w_taps: np.ndarray) -> np.ndarray:
+    """[T, OC] int8 depthwise weights (taps in (ky, kx) order) as int16-lane words.
+
+    OC is zero-padded to a multiple of 4. For each group of four channels (c0..c3) and each
+    tap: the word (w[c0], w[c2]) then the word (w[c1], w[c3]), int16 lanes low first: the
+    pairs SXTB16 and SXTB16 ROR #8 make of four input bytes, so SMLABB / SMLATT multiply
+    lane by lane.
+    """
+    t, oc = w_taps.shape
+    w = _pad(np.asarray(w_taps, np.int16), 1, round_up(oc, 4)).reshape(t, -1, 4)  # [T, G, 4]
+    lanes = w[:, :, [0, 2, 1, 3]].transpose(1, 0, 2)  # [G, T, (c0, c2, c1, c3)]
+    return np.ascontiguousarray(lanes).astype("<i2").view("<i4").astype(np.int32).reshape(-1)
+
+
+# -- mve -------------------------------------------------------------------------------------
+
+def mve_gemm_rows(rows: np.ndarray, rows_to: int) -> np.ndarray:
+    """[O, K] int8 weights with K zero-padded to a multiple of 16 (whole VLDRB.S8 vectors)
+    and O to `rows_to`; plain row-major bytes, as int32 words."""
+    o, k = rows.shape
+    padded = _pad(_pad(np.asarray(rows, np.int8), 1, round_up(k, 16)), 0, rows_to)
+    return _words(padded).reshape(-1)
+
+
+def mve_requant(folded_bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
+                channels_to: int) -> np.ndarray:
+    """Per group of four output channels: bias[4], multiplier[4], left shift[4] and minus
+    the right shift[4] (VSHL / VRSHL take signed shift vectors), zero-padded channels."""
+    s = np.asarray(shift, np.int64)
+    cols = [np.asarray(folded_bias, np.int64), np.asarray(multiplier, np.int64),
+            np.maximum(s, 0), np.minimum(s, 0)]
+    table = _pad(np.stack(cols, axis=1), 0, channels_to)  # [C, 4]
+    table = table.reshape(-1, 4, 4).transpose(0, 2, 1)  # [groups, field, lane]
+    return table.astype(np.int32).reshape(-1)

@@ -1,0 +1,79 @@
+"""Elementwise ops on two broadcast tensors without fused activation: float functions (Div,
+Pow, Minimum, Maximum, Mod, PRelu), comparisons (Equal, Less, ...) and logic (And, Or, Xor).
+
+Each op's template is one line naming its C expression of `a[i3 * sa]` and `b[i3 * sb]` for
+the shared loop of `_broadcast2.c.j2`, so that no C is copied between ops; one kernel per
+input dtype, `<stem>_f32`, `_i32`, `_i64` or `_b8`. bool tensors hold one byte per element,
+0 or 1 (uint8_t in C).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from codegen.errors import KilnError
+from codegen.ir.graph import Graph, Node
+from codegen.lower.context import LowerContext
+from codegen.ops.common import broadcast_plan, broadcast_shape
+from codegen.ops.registry import Op, OpKind
+
+SUFFIX = {"float32": "f32", "int32": "i32", "int64": "i64", "bool": "b8"}
+
+
+class BroadcastBinaryOp(Op):
+    kind = OpKind.BROADCAST
+    arity = (2, 2)
+    attributes: ClassVar[dict] = {}
+    dtypes: ClassVar[tuple[str, ...]] = ("float32",)
+    out_dtype: ClassVar[str | None] = None  # None: the inputs' dtype
+    kernel_stem: ClassVar[str]
+    headers: ClassVar[tuple[str, ...]] = ()
+    numpy_fn: ClassVar = None
+
+    @classmethod
+    def infer(cls, node, ins):
+        a, b = ins
+        if a.dtype != b.dtype:
+            raise KilnError(f"{node.op} of {a.dtype} and {b.dtype}", node=node.name)
+        return [(cls.out_dtype or a.dtype, broadcast_shape(node, a.shape, b.shape))]
+
+    @classmethod
+    def check(cls, node: Node, g: Graph) -> None:
+        dtype = g.values[node.inputs[0]].dtype
+        if dtype not in cls.dtypes:
+            raise KilnError(f"{node.op} on {dtype} is not supported (supported: {', '.join(cls.dtypes)})",
+                            node=node.name)
+
+    @classmethod
+    def fn(cls, node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return cls.numpy_fn(a, b)
+
+    @classmethod
+    def kernel(cls, node: Node, dtype: str) -> str:
+        return f"{cls.kernel_stem}_{SUFFIX[dtype]}"
+
+    @classmethod
+    def reference(cls, node, args, g):
+        a, b = args
+        out = g.values[node.outputs[0]]
+        with np.errstate(all="ignore"):
+            result = np.asarray(cls.fn(node, a, b)).astype(np.bool_ if out.dtype == "bool" else out.dtype)
+        return [np.ascontiguousarray(np.broadcast_to(result, out.shape))]
+
+    @classmethod
+    def lower(cls, node, ctx: LowerContext):
+        g = ctx.g
+        a, b = node.inputs
+        dims, (sa, sb) = broadcast_plan(node, g.values[node.outputs[0]].shape, g.values[a].shape,
+                                        g.values[b].shape)
+        ctx.call(node, cls.kernel(node, g.values[a].dtype), {"dims": dims, "a_strides": sa, "b_strides": sb},
+                 [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])], headers=cls.headers)
+
+
+class BoolResultOp(BroadcastBinaryOp):
+    """Comparisons and logic: a bool result."""
+
+    out_dtype = "bool"
+    dtypes = ("float32", "int32", "int64")

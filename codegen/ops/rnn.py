@@ -1,0 +1,27 @@
+"""RNN: simple recurrent layer over a fixed-length sequence (ONNX RNN, TFLite
+UNIDIRECTIONAL_SEQUENCE_RNN), h' = tanh(W x + R h + Wb + Rb); float32. See recurrent for
+layouts and attributes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.ops.recurrent import RecurrentOp
+from codegen.ops.registry import register
+
+
+@register
+class RNN(RecurrentOp):
+    name = "RNN"
+    arity = (3, 5)
+    kernels = ("rnn_f32",)
+    gates = 1
+    states = 1
+
+    @classmethod
+    def step(cls, node, x_t, h, c, w, r, b, p, clip):
+        hs = h.size
+        pre = (w @ x_t + r @ h + b[:hs] + b[hs:]).astype(np.float32)
+        if clip > 0:
+            pre = np.clip(pre, -clip, clip)
+        return np.tanh(pre).astype(np.float32), c

@@ -1,0 +1,347 @@
+/*
+ * kiln_dsp.h - building blocks of Kiln's int8 kernels for the Arm DSP extension (Cortex-M4,
+ * M7, M33, M55): ACLE intrinsics from arm_acle.h and a few one-instruction helpers that
+ * GCC 12's arm_acle.h lacks (SXTB16 with ROR #8, PKHBT, PKHTB, BFI, SSAT).
+ *
+ * Results are bit-exact with the portable kernels (TFLite Micro's integer arithmetic):
+ * every sum is the same integer, and the requantization below is an exact rewriting of
+ * kiln_mbqm (kiln_fixedpoint.h) whose constants codegen/lower/repack.py precomputes.
+ * Weights arrive repacked at compile time as little-endian int32 words, so a kernel never
+ * shuffles them at run time.
+ *
+ * Needs the DSP extension and a little-endian core; GCC or Clang (inline assembly,
+ * may_alias types). `>>` of a negative int is arithmetic with these compilers.
+ */
+#ifndef KILN_DSP_H
+#define KILN_DSP_H
+
+#include <stdint.h>
+#include <arm_acle.h>
+
+#if !defined(__ARM_FEATURE_DSP) || !__ARM_FEATURE_DSP
+#error "kiln_dsp.h: this target has no Arm DSP extension; build for the reference kernels"
+#endif
+#if defined(__ARM_BIG_ENDIAN)
+#error "kiln_dsp.h: weights are packed for a little-endian core"
+#endif
+
+/* Words per output channel of the requantization records (repack.dsp_requant_records). */
+#define KILN_DSP_RQ 6
+
+/* ---- memory access ----
+ * int8 activations read four at a time and int16 scratch written two at a time, at any
+ * address (Armv7E-M and later load and store words unaligned), through types that may
+ * alias anything, so the compiler never reorders them against byte accesses. */
+typedef int32_t kiln_dsp_w32 __attribute__((may_alias, aligned(1)));
+typedef int16_t kiln_dsp_w16 __attribute__((may_alias, aligned(1)));
+/* Words of 4-byte aligned scratch (lets the compiler pair loads into LDRD). */
+typedef int32_t kiln_dsp_a32 __attribute__((may_alias));
+
+static inline int32_t kiln_dsp_ld32(const void *p)
+{
+    return *(const kiln_dsp_w32 *)p;
+}
+
+static inline void kiln_dsp_st32(void *p, int32_t v)
+{
+    *(kiln_dsp_w32 *)p = v;
+}
+
+static inline void kiln_dsp_st16(void *p, int32_t v)
+{
+    *(kiln_dsp_w16 *)p = (int16_t)v;
+}
+
+/* ---- one-instruction helpers ---- */
+
+/* Bytes 1 and 3 of x sign-extended into two int16 lanes (SXTB16 x, ROR #8); __sxtb16(x)
+ * gives bytes 0 and 2. */
+static inline int32_t kiln_dsp_sxtb16_ror8(int32_t x)
+{
+    int32_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+    return r;
+}
+
+/* Low halfword of a, low halfword of b in the top (PKHBT a, b, LSL #16). */
+static inline int32_t kiln_dsp_pack_lo(int32_t a, int32_t b)
+{
+    int32_t r;
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+
+/* High halfword of a in the bottom, high halfword of b on top (PKHTB b, a, ASR #16). */
+static inline int32_t kiln_dsp_pack_hi(int32_t a, int32_t b)
+{
+    int32_t r;
+    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(b), "r"(a));
+    return r;
+}
+
+/* a with bits 8..15 replaced by the low byte of b (BFI a, b, #8, #8). */
+static inline int32_t kiln_dsp_insert_byte1(int32_t a, int32_t b)
+{
+    __asm__("bfi %0, %1, #8, #8" : "+r"(a) : "r"(b));
+    return a;
+}
+
+/* a with bits 16..31 replaced by the low halfword of b (BFI a, b, #16, #16). */
+static inline int32_t kiln_dsp_insert_half1(int32_t a, int32_t b)
+{
+    __asm__("bfi %0, %1, #16, #16" : "+r"(a) : "r"(b));
+    return a;
+}
+
+/* An int8 value in all four byte lanes. */
+static inline uint32_t kiln_dsp_splat4(int32_t v)
+{
+    return (uint32_t)(v & 0xFF) * 0x01010101UL;
+}
+
+/* Four values in [-128, 127] as the bytes of a word, a in byte 0. */
+static inline uint32_t kiln_dsp_pack4(int32_t a, int32_t b, int32_t c, int32_t d)
+{
+    return (uint32_t)kiln_dsp_insert_half1(kiln_dsp_insert_byte1(a, b), kiln_dsp_insert_byte1(c, d));
+}
+
+/* x saturated to [-128, 127] (SSAT #8; GCC 12's __ssat trips -Wsign-conversion). */
+static inline int32_t kiln_dsp_ssat8(int32_t x)
+{
+    int32_t r;
+    __asm__("ssat %0, #8, %1" : "=r"(r) : "r"(x));
+    return r;
+}
+
+/* ---- int8 -> int16 ---- */
+
+/* n int8 values from src into int16 at dst (natural order; any addresses). */
+static inline void kiln_dsp_s8_to_s16(const int8_t *src, int16_t *dst, int32_t n)
+{
+    const int32_t n4 = n - n % 4;
+    int32_t i;
+    for (i = 0; i < n4; i += 4) {
+        const int32_t x = kiln_dsp_ld32(src + i);
+        const int32_t even = __sxtb16(x);              /* x0, x2 */
+        const int32_t odd = kiln_dsp_sxtb16_ror8(x);   /* x1, x3 */
+        kiln_dsp_st32(dst + i, kiln_dsp_pack_lo(even, odd));
+        kiln_dsp_st32(dst + i + 2, kiln_dsp_pack_hi(even, odd));
+    }
+    for (; i < n; ++i) {
+        kiln_dsp_st16(dst + i, src[i]);
+    }
+}
+
+/* n copies of the int16 value v at dst (any even address). */
+static inline void kiln_dsp_fill_s16(int16_t *dst, int32_t v, int32_t n)
+{
+    const int32_t pair = kiln_dsp_pack_lo(v, v);
+    const int32_t n2 = n - n % 2;
+    int32_t i;
+    for (i = 0; i < n2; i += 2) {
+        kiln_dsp_st32(dst + i, pair);
+    }
+    if (i < n) {
+        kiln_dsp_st16(dst + i, v);
+    }
+}
+
+/* ---- dot products ---- */
+
+/* The 2x2 tile of the GEMM kernels: rows r0, r1 of the packed weights (the pair at w, see
+ * repack.dsp_gemm_rows) times two int16 columns (4-byte aligned), over `groups` groups of
+ * four: acc[0] += r0.c0, acc[1] += r0.c1, acc[2] += r1.c0, acc[3] += r1.c1. Each weight word
+ * unpacks once into the two pairs SMLAD multiplies with both columns: per group two LDRD,
+ * two LDR, four SXTB16 and eight SMLAD for 16 multiply-accumulates. Written in assembly
+ * because GCC 12 spills one of its 14 live registers (and loses the LDRDs) in this loop.
+ * Returns w past the pair of rows. */
+static inline const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t *col0,
+                                              const int16_t *col1, int32_t groups, int32_t acc[4])
+{
+    const int16_t *c0 = col0, *c1 = col1;
+    int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
+    int32_t pairs = groups >> 1;
+    int32_t x0a, x0b, x1a, x1b, t, u;
+#define KILN_DSP_2X2_GROUP                                                                      \
+    "ldrd   %[x0a], %[x0b], [%[c0]], #8\n\t"                                                  \
+    "ldrd   %[x1a], %[x1b], [%[c1]], #8\n\t"                                                  \
+    "ldr    %[t], [%[w]], #4\n\t"                                                             \
+    "sxtb16 %[u], %[t]\n\t"                                                                   \
+    "sxtb16 %[t], %[t], ror #8\n\t"                                                           \
+    "smlad  %[a00], %[u], %[x0a], %[a00]\n\t"                                                 \
+    "smlad  %[a00], %[t], %[x0b], %[a00]\n\t"                                                 \
+    "smlad  %[a01], %[u], %[x1a], %[a01]\n\t"                                                 \
+    "smlad  %[a01], %[t], %[x1b], %[a01]\n\t"                                                 \
+    "ldr    %[t], [%[w]], #4\n\t"                                                             \
+    "sxtb16 %[u], %[t]\n\t"                                                                   \
+    "sxtb16 %[t], %[t], ror #8\n\t"                                                           \
+    "smlad  %[a10], %[u], %[x0a], %[a10]\n\t"                                                 \
+    "smlad  %[a10], %[t], %[x0b], %[a10]\n\t"                                                 \
+    "smlad  %[a11], %[u], %[x1a], %[a11]\n\t"                                                 \
+    "smlad  %[a11], %[t], %[x1b], %[a11]\n\t"
+#define KILN_DSP_2X2_OPERANDS                                                                   \
+    : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [c0] "+r"(c0),      \
+      [c1] "+r"(c1), [w] "+r"(w), [n] "+r"(pairs), [x0a] "=&r"(x0a), [x0b] "=&r"(x0b),        \
+      [x1a] "=&r"(x1a), [x1b] "=&r"(x1b), [t] "=&r"(t), [u] "=&r"(u)                           \
+    : : "cc", "memory"
+    if (pairs > 0) {
+        __asm__ volatile("1:\n\t" KILN_DSP_2X2_GROUP KILN_DSP_2X2_GROUP
+                         "subs   %[n], %[n], #1\n\t"
+                         "bne    1b\n\t" KILN_DSP_2X2_OPERANDS);
+    }
+    if (groups & 1) {
+        __asm__ volatile(KILN_DSP_2X2_GROUP KILN_DSP_2X2_OPERANDS);
+    }
+#undef KILN_DSP_2X2_GROUP
+#undef KILN_DSP_2X2_OPERANDS
+    acc[0] = a00;
+    acc[1] = a01;
+    acc[2] = a10;
+    acc[3] = a11;
+    return w;
+}
+
+/* Two rows of packed weights times one int16 column: acc[0] += r0.c, acc[1] += r1.c. */
+static inline const int32_t *kiln_dsp_dot_2x1(const int32_t *w, const int16_t *col, int32_t groups,
+                                              int32_t acc[2])
+{
+    const kiln_dsp_a32 *c = (const kiln_dsp_a32 *)(const void *)col;
+    int32_t a0 = acc[0], a1 = acc[1];
+    for (; groups > 0; --groups) {
+        const int32_t xa = c[0], xb = c[1];
+        const int32_t w0 = w[0], w1 = w[1];
+        a0 = __smlad(__sxtb16(w0), xa, a0);
+        a0 = __smlad(kiln_dsp_sxtb16_ror8(w0), xb, a0);
+        a1 = __smlad(__sxtb16(w1), xa, a1);
+        a1 = __smlad(kiln_dsp_sxtb16_ror8(w1), xb, a1);
+        c += 2;
+        w += 2;
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    return w;
+}
+
+/* ---- depthwise ---- */
+
+/* One tap of four channels: the input word unpacked by SXTB16 into lanes (c0, c2), (c1, c3),
+ * multiplied lane by lane with the two weight words of repack.dsp_depthwise_taps. */
+static inline void kiln_dsp_dw_tap(const int8_t *x, const int32_t *w, int32_t acc[4])
+{
+    const int32_t v = kiln_dsp_ld32(x);
+    const int32_t even = __sxtb16(v), odd = kiln_dsp_sxtb16_ror8(v);
+    acc[0] = __smlabb(even, w[0], acc[0]);
+    acc[2] = __smlatt(even, w[0], acc[2]);
+    acc[1] = __smlabb(odd, w[1], acc[1]);
+    acc[3] = __smlatt(odd, w[1], acc[3]);
+}
+
+/* Four channels over a k_h x k_w window whose first tap is at x; taps ystride bytes apart
+ * vertically and xstride horizontally; w the group's taps (two words each). */
+static inline void kiln_dsp_dw_taps(const int8_t *x, int32_t ystride, int32_t xstride, int32_t k_h,
+                                    int32_t k_w, const int32_t *w, int32_t acc[4])
+{
+    int32_t ky, kx;
+    for (ky = 0; ky < k_h; ++ky, x += ystride) {
+        const int8_t *t = x;
+        for (kx = 0; kx < k_w; ++kx, t += xstride, w += 2) {
+            kiln_dsp_dw_tap(t, w, acc);
+        }
+    }
+}
+
+/* The same for a 3x3 window, unrolled. */
+static inline void kiln_dsp_dw_3x3(const int8_t *x, int32_t ystride, int32_t xstride, const int32_t *w,
+                                   int32_t acc[4])
+{
+    const int8_t *r1 = x + ystride, *r2 = r1 + ystride;
+    const int32_t x2 = 2 * xstride;
+    kiln_dsp_dw_tap(x, w, acc);
+    kiln_dsp_dw_tap(x + xstride, w + 2, acc);
+    kiln_dsp_dw_tap(x + x2, w + 4, acc);
+    kiln_dsp_dw_tap(r1, w + 6, acc);
+    kiln_dsp_dw_tap(r1 + xstride, w + 8, acc);
+    kiln_dsp_dw_tap(r1 + x2, w + 10, acc);
+    kiln_dsp_dw_tap(r2, w + 12, acc);
+    kiln_dsp_dw_tap(r2 + xstride, w + 14, acc);
+    kiln_dsp_dw_tap(r2 + x2, w + 16, acc);
+}
+
+/* n bytes (a multiple of 4) of v at dst / copied from src, a word at a time. */
+static inline void kiln_dsp_fill_s8(int8_t *dst, int32_t v, int32_t n)
+{
+    const int32_t word = (int32_t)kiln_dsp_splat4(v);
+    int32_t i;
+    for (i = 0; i < n; i += 4) {
+        kiln_dsp_st32(dst + i, word);
+    }
+}
+
+static inline void kiln_dsp_copy_words(int8_t *dst, const int8_t *src, int32_t n)
+{
+    int32_t i;
+    for (i = 0; i < n; i += 4) {
+        kiln_dsp_st32(dst + i, kiln_dsp_ld32(src + i));
+    }
+}
+
+/* ---- requantization ----
+ * TFLM's int8 output stage, clamp(MultiplyByQuantizedMultiplier(acc, m, s) + zp), in nine
+ * instructions (LSL, UMULL, ADD, AND, ADD, QADD, ASR, ADD, SSAT) from five constants per
+ * output channel that codegen/lower/repack.py precomputes (dsp_requant_records, which proves
+ * the result exact for every accumulator the layer can reach):
+ *   q[0] = M = 2m (as uint32)   q[1] = A = -(M + [r > 0])   q[2] = H = 2^(r-1), or 0
+ *   q[3] = l = max(s, 0)        q[4] = r = max(-s, 0)
+ * With x = acc << l (wrapping, as TFLM), the high word of x * M + 2^31, x read as unsigned
+ * and corrected by A when x < 0, is TFLM's rounding doubling high multiply (less one for a
+ * negative x when r > 0, which sends the ties of the right shift away from zero); adding H
+ * (saturating) and shifting right by r is the rounding right shift. */
+static inline int32_t kiln_dsp_requant(int32_t acc, const int32_t *q, int32_t output_zp)
+{
+    const uint32_t x = (uint32_t)acc << q[3];
+    const uint64_t prod = (uint64_t)x * (uint32_t)q[0];
+    const uint32_t hi = (uint32_t)(prod >> 32) + ((uint32_t)prod >> 31) +
+                        ((uint32_t)((int32_t)x >> 31) & (uint32_t)q[1]);
+    const int32_t v = __qadd((int32_t)hi, q[2]) >> q[4];
+    return kiln_dsp_ssat8((int32_t)((uint32_t)v + (uint32_t)output_zp));
+}
+
+/* Four int8 lanes of v clamped to [lo, hi] (lanes of lo4 / hi4): SSUB8 sets the lane
+ * flags that SEL reads. */
+static inline uint32_t kiln_dsp_clamp4(uint32_t v, uint32_t lo4, uint32_t hi4)
+{
+    (void)__ssub8((int32_t)v, (int32_t)lo4);
+    v = __sel(v, lo4);
+    (void)__ssub8((int32_t)hi4, (int32_t)v);
+    return __sel(v, hi4);
+}
+
+/* Output stage of the GEMM kernels for a pair of pixels: acc holds, per pair of output
+ * channels (c, c+1), the accumulators (pixel 0: c, c+1; pixel 1: c, c+1); rq the records
+ * (KILN_DSP_RQ words per channel, the bias first); zp the output zero point. Writes channels
+ * [0, n) of out0, and of out1 unless it is null. */
+static inline void kiln_dsp_store_pair(const int32_t *acc, const int32_t *rq, int32_t n, int32_t zp,
+                                       int8_t *out0, int8_t *out1, uint32_t lo4, uint32_t hi4)
+{
+    int32_t c;
+    for (c = 0; c < n; c += 2, acc += 4, rq += 2 * KILN_DSP_RQ) {
+        const uint32_t v = kiln_dsp_clamp4(kiln_dsp_pack4(kiln_dsp_requant(acc[0], rq + 1, zp),
+                                                          kiln_dsp_requant(acc[1], rq + 1 + KILN_DSP_RQ, zp),
+                                                          kiln_dsp_requant(acc[2], rq + 1, zp),
+                                                          kiln_dsp_requant(acc[3], rq + 1 + KILN_DSP_RQ, zp)),
+                                           lo4, hi4);
+        if (c + 1 < n) {
+            kiln_dsp_st16(out0 + c, (int32_t)v);
+            if (out1) {
+                kiln_dsp_st16(out1 + c, (int32_t)(v >> 16));
+            }
+        } else {
+            out0[c] = (int8_t)v;
+            if (out1) {
+                out1[c] = (int8_t)(v >> 16);
+            }
+        }
+    }
+}
+
+#endif /* KILN_DSP_H */
