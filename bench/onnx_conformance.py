@@ -53,7 +53,7 @@ WEIGHT_INPUTS: dict[str, tuple[int, ...]] = {
     "Conv": (1, 2), "ConvTranspose": (1, 2), "Gemm": (1, 2), "PRelu": (1,),
     "BatchNormalization": (1, 2, 3, 4), "InstanceNormalization": (1, 2),
     "LayerNormalization": (1, 2), "GroupNormalization": (1, 2), "RMSNormalization": (1,),
-    "LSTM": (1, 2, 3, 4, 5, 6, 7), "GRU": (1, 2, 3, 4, 5), "RNN": (1, 2, 3, 4, 5),
+    "LSTM": (1, 2, 3, 4, 7), "GRU": (1, 2, 3, 4), "RNN": (1, 2, 3, 4),
     # shapes, axes, pads, sizes, indices, repeats, bounds (attributes in earlier opsets)
     "Reshape": (1,), "Expand": (1,), "Tile": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3),
     "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "Resize": (1, 2, 3), "Upsample": (1,),

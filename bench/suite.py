@@ -20,6 +20,7 @@ from bench.config import M4_TARGET, SEED, WORK, Mode, Model
 from bench.peers import convert, emx, kiln, ort, tflm
 from bench.record import TOOLS, Record, Unavailable, attempt
 from codegen.ir.types import np_dtype
+from codegen.lower.context import c_identifier
 from codegen.targets import load_target
 from codegen.targets.boards import load_board
 from codegen.verify.compare import compare_output, merge_reports
@@ -46,7 +47,8 @@ class Context:
 class ModelResult:
     model: Model
     reference: str = "?"
-    dtype: str = "?"
+    dtype: str = "?"  # of the input
+    kind: str = "?"  # "int8", "float" or "hybrid" (int8 weights, float activations)
     records: dict[str, Record] = field(default_factory=lambda: {t: Record(t) for t in TOOLS})
 
 
@@ -65,6 +67,16 @@ def model_io(path: Path) -> tuple[dict, dict]:
         return {"name": t.Name().decode(), "dtype": names[t.Type()], "shape": [int(d) for d in t.ShapeAsNumpy()]}
 
     return entry(sg.Inputs(0)), entry(sg.Outputs(0))
+
+
+def model_kind(path: Path, input_dtype: str) -> str:
+    import tflite
+
+    if input_dtype.startswith(("int", "uint")):
+        return "int8"
+    sg = tflite.Model.GetRootAsModel(path.read_bytes(), 0).Subgraphs(0)
+    int8 = any(sg.Tensors(i).Type() == tflite.TensorType.INT8 for i in range(sg.TensorsLength()))
+    return "hybrid" if int8 else "float"
 
 
 def accuracy(got: list[np.ndarray], ref: list[np.ndarray], reference: str) -> dict:
@@ -106,6 +118,7 @@ def run_model(model: Model, ctx: Context) -> ModelResult:
 
     inp, out = model_io(model.path)
     res.dtype = inp["dtype"]
+    res.kind = model_kind(model.path, inp["dtype"])
     samples = random_samples([inp], ctx.mode.samples, SEED)
     arrays = [s[inp["name"]] for s in samples]
     samples_b = [cbuild.as_bytes(a, np_dtype(inp["dtype"])) for a in arrays]
@@ -182,7 +195,7 @@ def run_model(model: Model, ctx: Context) -> ModelResult:
         if onnx_path is None:
             raise Unavailable(ro.reason("accuracy") or "no ONNX version of the model")
         in_b, out_b = kiln.io_bytes(inp), kiln.io_bytes(out)
-        cm = emx.generate(onnx_path, f"emx_{model.stem.lower()}", work / "emx", in_b, out_b)
+        cm = emx.generate(onnx_path, c_identifier(f"emx_{model.stem}").lower(), work / "emx", in_b, out_b)
         re_.set("io_bytes", in_b + out_b)
         _c_tool(re_, cm, ctx, samples_b, ref, res.reference, out["dtype"], calls)
         if ctx.qemu_error:

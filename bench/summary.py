@@ -21,14 +21,20 @@ def _span(ratios: list[float], unit: str = "×") -> str:
 
 def headline(results: list[ModelResult]) -> list[str]:
     out = []
-    int8 = [r for r in results if r.dtype == "int8"]
-    flt = [r for r in results if r.dtype != "int8"]
+    int8 = [r for r in results if r.kind == "int8"]
+    flt = [r for r in results if r.kind == "float"]
+    hybrid = [r for r in results if r.kind == "hybrid"]
     exact = [r for r in int8 if (r.records["kiln"].get("accuracy") or {}).get("mismatches") == 0]
     ok = [r for r in flt if (r.records["kiln"].get("accuracy") or {}).get("ok")]
     text = f"- **Correctness**: Kiln's int8 outputs are bit-exact with the TFLite Micro interpreter on " \
            f"{len(exact)} of {len(int8)} int8 models"
     if flt:
         text += f"; its float outputs are within 1e-5 relative of LiteRT on {len(ok)} of {len(flt)} float models"
+    for r in hybrid:
+        acc = r.records["kiln"].get("accuracy")
+        if acc:
+            text += (f"; on the hybrid {r.model.label} model its largest error relative to LiteRT's hybrid kernels "
+                     f"is {acc['max_rel']:.2g}" + ("" if acc["ok"] else " (outside 1e-5)"))
     peers = [r.records[t].get("accuracy") for r in int8 for t in ("ort", "emx")]
     worst = max((a["max_abs"] for a in peers if a and not a.get("is_reference")), default=None)
     if worst is not None:

@@ -11,7 +11,6 @@ interpreter on a too-small arena cannot take the benchmark down.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys

@@ -144,9 +144,8 @@ W3 = np.ones((4, 2, 3, 3), np.float32)
     ("Div", dict(inputs=("x", "x")), ["only division by a float32 constant"]),
     ("BatchNormalization", dict(inputs=("x", "s", "s", "s", "s"), inits={"s": np.ones(4, np.float32)},
                                 opset=15, training_mode=1), ["training_mode=1"]),
-    ("QuantizeLinear", dict(inputs=("x", "s"), inits={"s": np.array(0.1, np.float32)}), ["uint8"]),
     ("QuantizeLinear", dict(inputs=("x", "s", "z"), inits={"s": np.array(0.1, np.float32),
-                                                          "z": np.array(0, np.uint8)}), ["uint8"]),
+                                                          "z": np.array(0, np.int16)}), ["int16"]),
     ("QuantizeLinear", dict(inputs=("x", "s", "z"), inits={"s": np.full(4, 0.1, np.float32),
                                                           "z": np.zeros(4, np.int8)}, axis=1), ["per-axis"]),
 ])
