@@ -11,6 +11,7 @@ tracebacks go to bench/.work/bench.log. Not part of the test suite.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import time
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     start = time.monotonic()
+    load_start = os.getloadavg()[0]
     WORK.mkdir(parents=True, exist_ok=True)
     ctx = Context(mode)
     ctx_notes = _setup(ctx)
@@ -107,10 +109,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f" {time.monotonic() - t0:.0f} s{f', {failed} figures missing' if failed else ''}", flush=True)
 
     minutes = (time.monotonic() - start) / 60
+    load_end = os.getloadavg()[0]
     (WORK / "bench.log").write_text("\n\n".join(ctx.log) + "\n")
     headline = summary.headline(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report.render(results, benv.environment(), mode, minutes, headline, ctx_notes))
+    environment = benv.environment()
+    environment["load average (1 min) at start / end"] = f"{load_start:.1f} / {load_end:.1f}"
+    args.out.write_text(report.render(results, environment, mode, minutes, headline, ctx_notes))
     plots = summary.plots(results, args.out.parent)
     print("\n".join(headline))
     print(f"bench: wrote {args.out} and {', '.join(p.name for p in plots)} in {minutes:.1f} min"

@@ -2,10 +2,13 @@
 
 Every tool is called the same way: a no-argument Python callable making one inference
 (ctypes into the generated C's shared library; the interpreter's invoke(); onnxruntime's
-run()), timed call by call with perf_counter_ns. Tools take turns in interleaved rounds so
-that drift of the machine's speed spreads over all of them; the median per tool is kept.
-Absolute times depend on the machine and the moment, so only ratios within one run are
-reported.
+run()), timed call by call. The clock is the calling thread's CPU time
+(CLOCK_THREAD_CPUTIME_ID): every tool computes on the calling thread (onnxruntime too, with one
+intra-op thread), and time the thread spends preempted by other processes does not count, so
+a loaded machine distorts the ratios much less than wall time would. Tools take turns in
+interleaved rounds so that drift of the machine's speed spreads over all of them; the median
+per tool is kept. Absolute times depend on the machine and the moment, so only ratios within
+one run are reported.
 """
 
 from __future__ import annotations
@@ -37,9 +40,9 @@ def ctypes_call(so: Path, sample: bytes, output_bytes: int) -> Callable[[], obje
 
 
 def _one(call: Callable[[], object]) -> int:
-    t0 = time.perf_counter_ns()
+    t0 = time.thread_time_ns()
     call()
-    return time.perf_counter_ns() - t0
+    return time.thread_time_ns() - t0
 
 
 def median_times(calls: dict[str, Callable[[], object]], budget_s: float, rounds: int) -> dict[str, float]:

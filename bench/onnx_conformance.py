@@ -61,8 +61,10 @@ WEIGHT_INPUTS: dict[str, tuple[int, ...]] = {
     "ReduceProd": (1,), "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,),
     "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,), "ArgMax": (), "ArgMin": (),
     "Gather": (1,), "GatherElements": (1,), "GatherND": (1,), "TopK": (1,),
-    "OneHot": (1, 2), "CumSum": (1,), "Clip": (1, 2), "Dropout": (1, 2),
+    "OneHot": (1, 2), "CumSum": (1,), "CumProd": (1,), "Clip": (1, 2), "Dropout": (1, 2),
     "ConstantOfShape": (0,), "Range": (0, 1, 2), "Trilu": (1,), "CenterCropPad": (1,),
+    "Attention": (6,), "ScatterND": (1,), "ScatterElements": (1,), "Scatter": (1,), "Compress": (1,),
+    "ReverseSequence": (1,),
 }
 
 

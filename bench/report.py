@@ -111,7 +111,7 @@ def ram_section(results: list[ModelResult]) -> list[str]:
                      cell(notes, e, "m4_heap"), cell(notes, e, "m4_stack"),
                      f"**{n(et)}**" if et is not None else notes.na(e.reason("m4_heap")),
                      notes.na(ORT_NA)])
-    head = ["model", "activation lower bound", "Kiln arena", "Kiln other .data/.bss", "Kiln stack", "model I/O",
+    head = ["model", "Kiln arena lower bound", "Kiln arena", "Kiln other .data/.bss", "Kiln stack", "model I/O",
             "**Kiln total**",
             "TFLM printed arena (head + tail)", "**TFLM smallest arena that runs**", "emx heap peak",
             "emx stack", "**emx total**", "onnxruntime"]
@@ -128,8 +128,9 @@ def ram_section(results: list[ModelResult]) -> list[str]:
            "persistent data (the tail), but not the interpreter object, the op resolver or the stack, which are "
            "not measured. The interpreter runs on x86-64 here, so the pointers in its persistent structures are "
            "8 bytes: the tail is larger than on a 32-bit MCU (the published Cortex-M4F `arena_used_bytes` are "
-           "in the reference section). The activation lower bound is Kiln's: the largest sum of "
-           "simultaneously live intermediate tensors, model I/O excluded.", ""]
+           "in the reference section). The lower bound is Kiln's (`arena_lower_bound_bytes` of the manifest): "
+           "the largest sum of simultaneously live arena buffers (intermediate tensors and kernel scratch "
+           "buffers; model I/O excluded) that any placement must hold.", ""]
     return out + table(head, rows) + notes.lines() + [""]
 
 
@@ -209,10 +210,12 @@ def host_speed_section(results: list[ModelResult], mode: Mode) -> list[str]:
     out += ["", "### Host latency relative to onnxruntime (same run)", "",
             f"Median time per inference divided by onnxruntime's (1 intra-op and 1 inter-op thread) on the same "
             f"model in the same process: lower is faster, onnxruntime = 1.00. Every tool is called from the same "
-            f"Python timing loop (`time.perf_counter_ns` around each call; Kiln and emx through ctypes into a "
-            f"shared library of their C, built with the same flags plus `-fPIC`), {mode.latency_rounds} "
-            f"interleaved rounds of about {mode.latency_budget_s:g} s per tool. Ratios from one run only: "
-            f"absolute times are not comparable across runs or machines.", ""]
+            f"Python timing loop (Kiln and emx through ctypes into a shared library of their C, built with the "
+            f"same flags plus `-fPIC`), {mode.latency_rounds} interleaved rounds of about "
+            f"{mode.latency_budget_s:g} s per tool. The clock is the calling thread's CPU time "
+            f"(`time.thread_time_ns`): every tool computes on that thread, and time spent preempted by other "
+            f"processes does not count (the load average during the run is in the table at the end). "
+            f"Ratios from one run only: absolute times are not comparable across runs or machines.", ""]
     out += table(["model", "Kiln", "emx-onnx-cgen", "TFLM interpreter", "onnxruntime", "Kiln / TFLM"], rows)
     return out + notes.lines() + [""]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from codegen import __version__
@@ -175,7 +176,10 @@ COMMANDS = {"build": _cmd_build, "run": _cmd_run, "verify": _cmd_verify, "profil
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            if not args.debug:  # stderr carries one line per error; numpy's RuntimeWarnings are noise
+                warnings.simplefilter("ignore")
+            return COMMANDS[args.command](args)
     except KilnError as err:
         print(f"kiln: error: {err}", file=sys.stderr)
         return err.exit_code

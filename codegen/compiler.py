@@ -16,6 +16,7 @@ from codegen.emit.render import io_cname, render
 from codegen.errors import KilnError
 from codegen.frontends import load_model
 from codegen.ir.graph import Graph
+from codegen.limits import check_lowered
 from codegen.lower import lower_graph
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.memory import Buffer, Plan, plan_memory
@@ -43,6 +44,7 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
                   model_sha256: str) -> BuildResult:
     g = run_pipeline(g, dump_dir=options.dump_ir)
     lowered = lower_graph(g, options.target)
+    check_lowered(lowered)
     buffers = arena_buffers(lowered)
     plan = plan_memory(buffers, options.planner, options.time_limit_s)  # plan.seconds: never into files
     files = render(lowered, plan, name=name, model_file=model_file, model_sha256=model_sha256)

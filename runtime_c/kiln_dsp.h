@@ -201,22 +201,41 @@ static inline const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t *c
     return w;
 }
 
-/* Two rows of packed weights times one int16 column: acc[0] += r0.c, acc[1] += r1.c. */
+/* Two rows of packed weights times one int16 column (4-byte aligned): acc[0] += r0.c,
+ * acc[1] += r1.c; per group one LDRD of the column, one of the weights, four SXTB16 and four
+ * SMLAD (assembly, two groups per loop turn, for the same reason as kiln_dsp_dot_2x2). */
 static inline const int32_t *kiln_dsp_dot_2x1(const int32_t *w, const int16_t *col, int32_t groups,
                                               int32_t acc[2])
 {
-    const kiln_dsp_a32 *c = (const kiln_dsp_a32 *)(const void *)col;
+    const int16_t *c = col;
     int32_t a0 = acc[0], a1 = acc[1];
-    for (; groups > 0; --groups) {
-        const int32_t xa = c[0], xb = c[1];
-        const int32_t w0 = w[0], w1 = w[1];
-        a0 = __smlad(__sxtb16(w0), xa, a0);
-        a0 = __smlad(kiln_dsp_sxtb16_ror8(w0), xb, a0);
-        a1 = __smlad(__sxtb16(w1), xa, a1);
-        a1 = __smlad(kiln_dsp_sxtb16_ror8(w1), xb, a1);
-        c += 2;
-        w += 2;
+    int32_t pairs = groups >> 1;
+    int32_t xa, xb, w0, w1, t;
+#define KILN_DSP_2X1_GROUP                                                                      \
+    "ldrd   %[xa], %[xb], [%[c]], #8\n\t"                                                     \
+    "ldrd   %[w0], %[w1], [%[w]], #8\n\t"                                                     \
+    "sxtb16 %[t], %[w0]\n\t"                                                                  \
+    "sxtb16 %[w0], %[w0], ror #8\n\t"                                                         \
+    "smlad  %[a0], %[t], %[xa], %[a0]\n\t"                                                    \
+    "smlad  %[a0], %[w0], %[xb], %[a0]\n\t"                                                   \
+    "sxtb16 %[t], %[w1]\n\t"                                                                  \
+    "sxtb16 %[w1], %[w1], ror #8\n\t"                                                         \
+    "smlad  %[a1], %[t], %[xa], %[a1]\n\t"                                                    \
+    "smlad  %[a1], %[w1], %[xb], %[a1]\n\t"
+#define KILN_DSP_2X1_OPERANDS                                                                   \
+    : [a0] "+r"(a0), [a1] "+r"(a1), [c] "+r"(c), [w] "+r"(w), [n] "+r"(pairs), [xa] "=&r"(xa),  \
+      [xb] "=&r"(xb), [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)                             \
+    : : "cc", "memory"
+    if (pairs > 0) {
+        __asm__ volatile("1:\n\t" KILN_DSP_2X1_GROUP KILN_DSP_2X1_GROUP
+                         "subs   %[n], %[n], #1\n\t"
+                         "bne    1b\n\t" KILN_DSP_2X1_OPERANDS);
     }
+    if (groups & 1) {
+        __asm__ volatile(KILN_DSP_2X1_GROUP KILN_DSP_2X1_OPERANDS);
+    }
+#undef KILN_DSP_2X1_GROUP
+#undef KILN_DSP_2X1_OPERANDS
     acc[0] = a0;
     acc[1] = a1;
     return w;
@@ -250,21 +269,38 @@ static inline void kiln_dsp_dw_taps(const int8_t *x, int32_t ystride, int32_t xs
     }
 }
 
-/* The same for a 3x3 window, unrolled. */
+/* The same for a 3x3 window, unrolled, in assembly: per tap one LDR, one LDRD, two SXTB16
+ * and four multiply-accumulates (GCC 12 reloads the row pointers from the stack instead). */
 static inline void kiln_dsp_dw_3x3(const int8_t *x, int32_t ystride, int32_t xstride, const int32_t *w,
                                    int32_t acc[4])
 {
-    const int8_t *r1 = x + ystride, *r2 = r1 + ystride;
-    const int32_t x2 = 2 * xstride;
-    kiln_dsp_dw_tap(x, w, acc);
-    kiln_dsp_dw_tap(x + xstride, w + 2, acc);
-    kiln_dsp_dw_tap(x + x2, w + 4, acc);
-    kiln_dsp_dw_tap(r1, w + 6, acc);
-    kiln_dsp_dw_tap(r1 + xstride, w + 8, acc);
-    kiln_dsp_dw_tap(r1 + x2, w + 10, acc);
-    kiln_dsp_dw_tap(r2, w + 12, acc);
-    kiln_dsp_dw_tap(r2 + xstride, w + 14, acc);
-    kiln_dsp_dw_tap(r2 + x2, w + 16, acc);
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    const int32_t xs2 = 2 * xstride;
+    int32_t v, e, w0, w1;
+#define KILN_DSP_DW_TAP(addr)                                                                   \
+    "ldr    %[v], " addr "\n\t"                                                               \
+    "ldrd   %[w0], %[w1], [%[w]], #8\n\t"                                                     \
+    "sxtb16 %[e], %[v]\n\t"                                                                   \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                           \
+    "smlabb %[a0], %[e], %[w0], %[a0]\n\t"                                                    \
+    "smlatt %[a2], %[e], %[w0], %[a2]\n\t"                                                    \
+    "smlabb %[a1], %[v], %[w1], %[a1]\n\t"                                                    \
+    "smlatt %[a3], %[v], %[w1], %[a3]\n\t"
+#define KILN_DSP_DW_ROW                                                                         \
+    KILN_DSP_DW_TAP("[%[x]]") KILN_DSP_DW_TAP("[%[x], %[xs]]") KILN_DSP_DW_TAP("[%[x], %[xs2]]")
+    __asm__ volatile(KILN_DSP_DW_ROW
+                     "add    %[x], %[x], %[ys]\n\t" KILN_DSP_DW_ROW
+                     "add    %[x], %[x], %[ys]\n\t" KILN_DSP_DW_ROW
+                     : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w),
+                       [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1)
+                     : [xs] "r"(xstride), [xs2] "r"(xs2), [ys] "r"(ystride)
+                     : "memory");
+#undef KILN_DSP_DW_TAP
+#undef KILN_DSP_DW_ROW
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
 }
 
 /* n bytes (a multiple of 4) of v at dst / copied from src, a word at a time. */
@@ -286,24 +322,39 @@ static inline void kiln_dsp_copy_words(int8_t *dst, const int8_t *src, int32_t n
 }
 
 /* ---- requantization ----
- * TFLM's int8 output stage, clamp(MultiplyByQuantizedMultiplier(acc, m, s) + zp), in nine
- * instructions (LSL, UMULL, ADD, AND, ADD, QADD, ASR, ADD, SSAT) from five constants per
- * output channel that codegen/lower/repack.py precomputes (dsp_requant_records, which proves
- * the result exact for every accumulator the layer can reach):
- *   q[0] = M = 2m (as uint32)   q[1] = A = -(M + [r > 0])   q[2] = H = 2^(r-1), or 0
- *   q[3] = l = max(s, 0)        q[4] = r = max(-s, 0)
- * With x = acc << l (wrapping, as TFLM), the high word of x * M + 2^31, x read as unsigned
- * and corrected by A when x < 0, is TFLM's rounding doubling high multiply (less one for a
- * negative x when r > 0, which sends the ties of the right shift away from zero); adding H
- * (saturating) and shifting right by r is the rounding right shift. */
+ * TFLM's int8 output stage, clamp(MultiplyByQuantizedMultiplier(acc, m, s) + zp), in ten
+ * instructions (LSL, UMULL, ADD, AND, ADD, ASR, QADD, ASR, ADD, SSAT) and no branch, from
+ * five constants per output channel that codegen/lower/repack.py precomputes
+ * (dsp_requant_records):
+ *   q[0] = M = 2m (as uint32)   q[1] = A = -(M + R)   q[2] = p = max(r - 1, 0)
+ *   q[3] = l = max(s, 0)        q[4] = R = min(r, 1)          with r = max(-s, 0).
+ * With x = acc << l (wrapping, as TFLM), the high word of x * M + 2^31 with x read as
+ * unsigned, corrected by A when x < 0, is TFLM's rounding doubling high multiply, less one
+ * for a negative x when there is a right shift; shifting that right by r - 1, adding one and
+ * halving is then the rounding right shift by r, ties away from zero. Exact for every int32
+ * accumulator (the one saturating step, for r = 1, saturates the int8 output either way);
+ * tests/core/test_repack.py checks it against codegen.quant. */
 static inline int32_t kiln_dsp_requant(int32_t acc, const int32_t *q, int32_t output_zp)
 {
     const uint32_t x = (uint32_t)acc << q[3];
     const uint64_t prod = (uint64_t)x * (uint32_t)q[0];
     const uint32_t hi = (uint32_t)(prod >> 32) + ((uint32_t)prod >> 31) +
                         ((uint32_t)((int32_t)x >> 31) & (uint32_t)q[1]);
-    const int32_t v = __qadd((int32_t)hi, q[2]) >> q[4];
+    const int32_t v = __qadd((int32_t)hi >> q[2], q[4]) >> q[4];
     return kiln_dsp_ssat8((int32_t)((uint32_t)v + (uint32_t)output_zp));
+}
+
+/* kiln_dsp_requant for a layer whose channels all shift right by r >= 2 (R = 1, l = 0, and
+ * the rounding step cannot saturate), in seven instructions: `k` = 1 + 2 * zp adds the
+ * rounding one and the output zero point before the final halving, which SSAT does. */
+static inline int32_t kiln_dsp_requant_r2(int32_t acc, const int32_t *q, int32_t k)
+{
+    const uint64_t prod = (uint64_t)(uint32_t)acc * (uint32_t)q[0];
+    const uint32_t hi = (uint32_t)(prod >> 32) + ((uint32_t)prod >> 31) + ((uint32_t)(acc >> 31) & (uint32_t)q[1]);
+    int32_t r;
+    const int32_t t = (int32_t)((uint32_t)((int32_t)hi >> q[2]) + (uint32_t)k);
+    __asm__("ssat %0, #8, %1, asr #1" : "=r"(r) : "r"(t));
+    return r;
 }
 
 /* Four int8 lanes of v clamped to [lo, hi] (lanes of lo4 / hi4): SSUB8 sets the lane
@@ -316,20 +367,49 @@ static inline uint32_t kiln_dsp_clamp4(uint32_t v, uint32_t lo4, uint32_t hi4)
     return __sel(v, hi4);
 }
 
+/* Four requantized outputs as the bytes of a word: accumulator a[i] with the constants at
+ * qi (a record past its bias), by kiln_dsp_requant_r2 when `r2` (k = 1 + 2 * zp) or else
+ * kiln_dsp_requant (zp), then clamped to the lanes of lo4 / hi4. */
+static inline uint32_t kiln_dsp_out4(const int32_t *a, const int32_t *q0, const int32_t *q1,
+                                     const int32_t *q2, const int32_t *q3, int r2, int32_t zp, int32_t k,
+                                     uint32_t lo4, uint32_t hi4)
+{
+    uint32_t v;
+    if (r2) {
+        v = kiln_dsp_pack4(kiln_dsp_requant_r2(a[0], q0, k), kiln_dsp_requant_r2(a[1], q1, k),
+                           kiln_dsp_requant_r2(a[2], q2, k), kiln_dsp_requant_r2(a[3], q3, k));
+    } else {
+        v = kiln_dsp_pack4(kiln_dsp_requant(a[0], q0, zp), kiln_dsp_requant(a[1], q1, zp),
+                           kiln_dsp_requant(a[2], q2, zp), kiln_dsp_requant(a[3], q3, zp));
+    }
+    return kiln_dsp_clamp4(v, lo4, hi4);
+}
+
+/* The same for two outputs, in the low halfword. */
+static inline uint32_t kiln_dsp_out2(int32_t a0, int32_t a1, const int32_t *q0, const int32_t *q1, int r2,
+                                     int32_t zp, int32_t k, uint32_t lo4, uint32_t hi4)
+{
+    uint32_t v;
+    if (r2) {
+        v = (uint32_t)kiln_dsp_insert_byte1(kiln_dsp_requant_r2(a0, q0, k), kiln_dsp_requant_r2(a1, q1, k));
+    } else {
+        v = (uint32_t)kiln_dsp_insert_byte1(kiln_dsp_requant(a0, q0, zp), kiln_dsp_requant(a1, q1, zp));
+    }
+    return kiln_dsp_clamp4(v, lo4, hi4);
+}
+
 /* Output stage of the GEMM kernels for a pair of pixels: acc holds, per pair of output
  * channels (c, c+1), the accumulators (pixel 0: c, c+1; pixel 1: c, c+1); rq the records
- * (KILN_DSP_RQ words per channel, the bias first); zp the output zero point. Writes channels
- * [0, n) of out0, and of out1 unless it is null. */
-static inline void kiln_dsp_store_pair(const int32_t *acc, const int32_t *rq, int32_t n, int32_t zp,
+ * (KILN_DSP_RQ words per channel, the bias first). Writes channels [0, n) of out0, and of
+ * out1 unless it is null. */
+static inline void kiln_dsp_store_pair(const int32_t *acc, const int32_t *rq, int32_t n, int r2, int32_t zp,
                                        int8_t *out0, int8_t *out1, uint32_t lo4, uint32_t hi4)
 {
+    const int32_t k = 1 + 2 * zp;
     int32_t c;
     for (c = 0; c < n; c += 2, acc += 4, rq += 2 * KILN_DSP_RQ) {
-        const uint32_t v = kiln_dsp_clamp4(kiln_dsp_pack4(kiln_dsp_requant(acc[0], rq + 1, zp),
-                                                          kiln_dsp_requant(acc[1], rq + 1 + KILN_DSP_RQ, zp),
-                                                          kiln_dsp_requant(acc[2], rq + 1, zp),
-                                                          kiln_dsp_requant(acc[3], rq + 1 + KILN_DSP_RQ, zp)),
-                                           lo4, hi4);
+        const uint32_t v = kiln_dsp_out4(acc, rq + 1, rq + 1 + KILN_DSP_RQ, rq + 1, rq + 1 + KILN_DSP_RQ, r2,
+                                          zp, k, lo4, hi4);
         if (c + 1 < n) {
             kiln_dsp_st16(out0 + c, (int32_t)v);
             if (out1) {

@@ -23,14 +23,9 @@ def convert(tflite: Path, out: Path, tf2onnx_version: str) -> Path:
     if out.is_file() and stamp.is_file() and stamp.read_text() == key:
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    env_cmd = ["env", "TF_CPP_MIN_LOG_LEVEL=3", "CUDA_VISIBLE_DEVICES=", f"PATH={os.environ.get('PATH', '')}"]
-    run([*env_cmd, peer_bin("python"), "-m", "tf2onnx.convert", "--tflite", tflite, "--output", out,
-         "--opset", str(ONNX_OPSET)], out.parent)
+    quiet = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+    run([peer_bin("python"), "-m", "tf2onnx.convert", "--tflite", tflite, "--output", out,
+         "--opset", str(ONNX_OPSET)], out.parent, env=quiet)
     stamp.write_text(key)
     return out
 
-
-def command(tflite: Path) -> str:
-    """The conversion command, as RESULTS.md shows it."""
-    return (f"bench/.venv-peers/bin/python -m tf2onnx.convert --tflite {tflite.name} "
-            f"--output {tflite.stem}.onnx --opset {ONNX_OPSET}")

@@ -30,18 +30,11 @@ def _input_name(onnx_path: Path) -> str:
     return inputs[0]
 
 
-def command(onnx_name: str, name: str, input_name: str = "INPUT") -> list[str]:
-    return ["emx-onnx-cgen", "compile", onnx_name, f"{name}.c", "--model-name", name,
-            "--input-dim", f"{input_name}:0=1", *OPTIONS]
-
-
 def generate(onnx_path: Path, name: str, work: Path, input_bytes: int, output_bytes: int) -> CModel:
     """Generate `work/<name>.c` and the adapter that calls it."""
     work.mkdir(parents=True, exist_ok=True)
-    cmd = command(str(onnx_path), name, _input_name(onnx_path))
-    cmd[0] = peer_bin("emx-onnx-cgen")
-    cmd[3] = str(work / f"{name}.c")
-    run(cmd, work)
+    run([peer_bin("emx-onnx-cgen"), "compile", onnx_path, work / f"{name}.c", "--model-name", name,
+         "--input-dim", f"{_input_name(onnx_path)}:0=1", *OPTIONS], work)
     text = (work / f"{name}.c").read_text()
     m = re.search(rf"^void {re.escape(name)}\((.*)\)\s*\{{", text, re.M)
     if m is None:

@@ -45,22 +45,20 @@ def lower_packed(node: Node, ctx, kernel: str, params: dict, weights: np.ndarray
 
 
 def _quant(node: Node, ctx, rows: np.ndarray, fc_per_tensor: bool = False
-           ) -> tuple[LinearInt8, np.ndarray, np.ndarray]:
-    """TFLM's requantization constants, the folded bias and the accumulator bound."""
+           ) -> tuple[LinearInt8, np.ndarray]:
+    """TFLM's requantization constants and the bias with the input offset folded in."""
     channels = rows.shape[0]
     p = linear_int8_params(node, ctx.g, channels, fc_per_tensor)
-    folded = fold_input_offset(node, rows, graph_bias(node, ctx.g, channels), p.input_zp)
-    return p, folded, repack.accumulator_bound(rows, folded)
-
-
-def _out_fields(p: LinearInt8) -> dict:
-    return {"output_zp": p.output_zp, "act_min": p.act_min, "act_max": p.act_max}
+    return p, fold_input_offset(node, rows, graph_bias(node, ctx.g, channels), p.input_zp)
 
 
 def _dsp_records(node: Node, ctx, rows: np.ndarray, channels_to: int, fc_per_tensor: bool = False):
-    p, folded, bound = _quant(node, ctx, rows, fc_per_tensor)
-    rec = repack.dsp_requant_records(folded, p.multiplier, p.shift, bound, node.name, channels_to)
-    return p, ctx.constant(node, "rq", rec, "int32")
+    """The params of a DSP kernel's output stage and its requantization records."""
+    p, folded = _quant(node, ctx, rows, fc_per_tensor)
+    rec = repack.dsp_requant_records(folded, p.multiplier, p.shift, channels_to)
+    fields = {"output_zp": p.output_zp, "act_min": p.act_min, "act_max": p.act_max,
+              "rq_r2": repack.dsp_requant_r2(p.shift), "rq": ctx.constant(node, "rq", rec, "int32")}
+    return p, fields
 
 
 # -- cortex_m_dsp ----------------------------------------------------------------------------
@@ -70,9 +68,9 @@ def _conv2d_dsp(node: Node, ctx, params: dict, w: np.ndarray) -> None:
     """im2col of two output pixels into int16 scratch columns, then a 2x2 SMLAD tile."""
     rows = w.reshape(w.shape[0], -1)
     k4, o2 = repack.round_up(rows.shape[1], 4), repack.round_up(rows.shape[0], 2)
-    p, rq = _dsp_records(node, ctx, rows, o2)
+    p, out = _dsp_records(node, ctx, rows, o2)
     scratch = ScratchArg(2 * 2 * k4 + 2 * 4 * o2)  # two int16 columns, two pixels' accumulators
-    ctx.call(node, "conv2d_s8", {**params, **_out_fields(p), "input_zp": p.input_zp, "k4": k4, "rq": rq},
+    ctx.call(node, "conv2d_s8", {**params, **out, "input_zp": p.input_zp, "k4": k4},
              [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.dsp_gemm_rows(rows), "int32"),
               ctx.tensor(node.outputs[0]), scratch], headers=DSP_HEADERS)
 
@@ -81,21 +79,22 @@ def _conv2d_dsp(node: Node, ctx, params: dict, w: np.ndarray) -> None:
 def _fully_connected_dsp(node: Node, ctx, params: dict, w: np.ndarray) -> None:
     """Each input row to int16 scratch once, then two output channels at a time."""
     k4 = repack.round_up(w.shape[1], 4)
-    p, rq = _dsp_records(node, ctx, w, repack.round_up(w.shape[0], 2), fc_per_tensor=True)
-    ctx.call(node, "fully_connected_s8", {**params, **_out_fields(p), "k4": k4, "rq": rq},
+    _, out = _dsp_records(node, ctx, w, repack.round_up(w.shape[0], 2), fc_per_tensor=True)
+    ctx.call(node, "fully_connected_s8", {**params, **out, "k4": k4},
              [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.dsp_gemm_rows(w), "int32"),
               ctx.tensor(node.outputs[0]), ScratchArg(2 * k4)], headers=DSP_HEADERS)
 
 
-def depthwise_rows_bytes(params: dict) -> int:
-    """Scratch of the DSP depthwise kernel: on its fast path (depth multiplier 1, channels a
-    multiple of 4) over a padded layer, k_h input rows as wide as the windows of one output
-    row reach, padding included; 4 bytes otherwise. The kernel makes the same decision."""
+def depthwise_rows_bytes(params: dict, vector: int = 4) -> int:
+    """Scratch of the depthwise kernels: on their fast path (depth multiplier 1, channels a
+    multiple of `vector`, 1 for Helium's predicated loads) over a padded layer, k_h input
+    rows as wide as the windows of one output row reach, padding included; 4 bytes
+    otherwise. The kernels make the same decision."""
     reach_h = (params["out_h"] - 1) * params["stride_h"] + (params["k_h"] - 1) * params["dilation_h"] + 1
     reach_w = (params["out_w"] - 1) * params["stride_w"] + (params["k_w"] - 1) * params["dilation_w"] + 1
     padded = (params["pad_top"] > 0 or params["pad_left"] > 0 or reach_h > params["in_h"]
               or reach_w > params["in_w"])
-    if params["depth_multiplier"] != 1 or params["in_c"] % 4 or not padded:
+    if params["depth_multiplier"] != 1 or params["in_c"] % vector or not padded:
         return 4
     return params["k_h"] * reach_w * params["in_c"]
 
@@ -105,7 +104,52 @@ def _depthwise_dsp(node: Node, ctx, params: dict, w: np.ndarray) -> None:
     """Four channels per word: SXTB16 unpacks the input, SMLABB/SMLATT multiply lane by lane."""
     taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
     rows = taps.T
-    p, rq = _dsp_records(node, ctx, rows, repack.round_up(rows.shape[0], 4))
-    ctx.call(node, "depthwise_conv2d_s8", {**params, **_out_fields(p), "input_zp": p.input_zp, "rq": rq},
+    p, out = _dsp_records(node, ctx, rows, repack.round_up(rows.shape[0], 4))
+    ctx.call(node, "depthwise_conv2d_s8", {**params, **out, "input_zp": p.input_zp},
              [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.dsp_depthwise_taps(taps), "int32"),
               ctx.tensor(node.outputs[0]), ScratchArg(depthwise_rows_bytes(params))], headers=DSP_HEADERS)
+
+
+# -- mve -------------------------------------------------------------------------------------
+
+def _mve_requant(node: Node, ctx, rows: np.ndarray, fc_per_tensor: bool = False):
+    """The params of a Helium kernel's output stage and its per-channel vectors."""
+    p, folded = _quant(node, ctx, rows, fc_per_tensor)
+    table = repack.mve_requant(folded, p.multiplier, p.shift, repack.round_up(rows.shape[0], 4))
+    fields = {"output_zp": p.output_zp, "act_min": p.act_min, "act_max": p.act_max,
+              "rq": ctx.constant(node, "rq", table, "int32")}
+    return p, fields
+
+
+@_lowering("conv2d_s8", "mve")
+def _conv2d_mve(node: Node, ctx, params: dict, w: np.ndarray) -> None:
+    """Windows as int8 columns, four output channels per VMLADAVA.S8 block, two pixels."""
+    rows = w.reshape(w.shape[0], -1)
+    k16 = repack.round_up(rows.shape[1], 16)
+    p, out = _mve_requant(node, ctx, rows)
+    ctx.call(node, "conv2d_s8", {**params, **out, "input_zp": p.input_zp, "k16": k16},
+             [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.mve_gemm_rows(rows), "int8"),
+              ctx.tensor(node.outputs[0]), ScratchArg(2 * k16)], headers=MVE_HEADERS)
+
+
+@_lowering("fully_connected_s8", "mve")
+def _fully_connected_mve(node: Node, ctx, params: dict, w: np.ndarray) -> None:
+    """Each input row (copied to zero-padded scratch unless its length is a multiple of 16)
+    against blocks of four output channels."""
+    k16 = repack.round_up(w.shape[1], 16)
+    _, out = _mve_requant(node, ctx, w, fc_per_tensor=True)
+    ctx.call(node, "fully_connected_s8", {**params, **out, "k16": k16},
+             [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.mve_gemm_rows(w), "int8"),
+              ctx.tensor(node.outputs[0]), ScratchArg(k16)], headers=MVE_HEADERS)
+
+
+@_lowering("depthwise_conv2d_s8", "mve")
+def _depthwise_mve(node: Node, ctx, params: dict, w: np.ndarray) -> None:
+    """Four channels per vector, the weights in their stored order; the same padded-rows
+    scratch as the DSP kernel."""
+    taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
+    p, out = _mve_requant(node, ctx, taps.T)
+    ctx.call(node, "depthwise_conv2d_s8", {**params, **out, "input_zp": p.input_zp},
+             [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", taps, "int8"),
+              ctx.tensor(node.outputs[0]), ScratchArg(depthwise_rows_bytes(params, vector=1))],
+             headers=MVE_HEADERS)

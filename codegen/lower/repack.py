@@ -15,19 +15,15 @@ cortex_m_dsp (Armv7E-M DSP extension):
 - Depthwise weights: `dsp_depthwise_taps`, int16 lanes ready for SMLABB/SMLATT.
 - Requantization: `dsp_requant_records`, see kiln_dsp_mbqm in runtime_c/kiln_dsp.h.
 
-mve (Armv8.1-M Helium): `mve_gemm_rows` (rows padded to 16 bytes for VMLADAVA.S8) and
-`mve_requant` (per-channel vectors for VQRDMULH / VRSHL).
+mve (Armv8.1-M Helium): `mve_gemm_rows` (blocks of four rows, 16 bytes at a time, for
+VMLADAVA.S8) and `mve_requant` (per-channel vectors for VQRDMULH / VRSHL).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from codegen.errors import KilnError
-
-INT32_MAX = (1 << 31) - 1
-RQ_WORDS = 6  # per output channel: folded bias, then kiln_dsp_requant's M, A, H, l, r
-_MAX_ABS_INT8 = 128
+RQ_WORDS = 6  # per output channel: folded bias, then kiln_dsp_requant's M, A, p, l, R
 
 
 def round_up(n: int, multiple: int) -> int:
@@ -47,47 +43,37 @@ def _pad(a: np.ndarray, axis: int, size: int) -> np.ndarray:
     return np.pad(a, widths)
 
 
-def accumulator_bound(w_rows: np.ndarray, folded_bias: np.ndarray) -> np.ndarray:
-    """Largest |accumulator| a folded kernel can reach per output channel (int8 inputs and
-    padding taps are at most 128 in magnitude): the bound int8_linear.fold_input_offset checks."""
-    rows = np.asarray(w_rows, dtype=np.int64)
-    return np.abs(np.asarray(folded_bias, np.int64)) + _MAX_ABS_INT8 * np.abs(rows).sum(axis=1)
-
-
 # -- cortex_m_dsp ----------------------------------------------------------------------------
 
 def dsp_requant_records(folded_bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
-                        bound: np.ndarray, node_name: str, channels_to: int | None = None
-                        ) -> np.ndarray:
+                        channels_to: int | None = None) -> np.ndarray:
     """[channels, 6] int32 per output channel: the folded bias, then kiln_dsp_requant's
-    M, A, H, l, r (runtime_c/kiln_dsp.h).
+    M, A, p, l, R (runtime_c/kiln_dsp.h).
 
     With x = acc << l, M = 2m (uint32) and x read as unsigned, the high word of x * M + 2^31
     is TFLM's doubling high multiply of x and m once A = -M is added for x < 0; with a right
-    shift r > 0, A = -(M + 1) moves the ties of negative values away from zero and H =
-    2^(r-1) rounds (tests/core/test_repack.py checks all this against codegen.quant). The
-    kernel adds H with saturation, which changes nothing for r <= 23 (a saturated value still
-    saturates the int8 output); for r >= 24 the layer's accumulators (`bound`) must keep the
-    sum in int32, |acc| + 2^(r-1) + 2 <= 2^31, or the layer is refused, naming the channel.
-    Channels past the real ones (up to `channels_to`) are zero: kernels compute and drop them.
+    shift r > 0, A = -(M + 1) also moves the ties of negative values away from zero, and the
+    rounding shift by r is a shift by p = r - 1, plus R = 1, halved. Exact for every int32
+    accumulator (tests/core/test_repack.py checks it against codegen.quant). Channels past the
+    real ones (up to `channels_to`) are zero: kernels compute and drop them.
     """
     m = np.asarray(multiplier, np.int64)
     s = np.asarray(shift, np.int64)
-    left = np.maximum(s, 0)
     right = np.maximum(-s, 0)
     big_m = 2 * m
-    h = np.where(right > 0, np.left_shift(np.int64(1), np.maximum(right - 1, 0)), 0)
-    a = -(big_m + (right > 0))
-    bad = (right >= 24) & (np.asarray(bound, np.int64) + h + 2 > (1 << 31))
-    if bad.any():
-        c = int(np.flatnonzero(bad)[0])
-        raise KilnError(f"output channel {c}: accumulator bound {int(bound[c])} with a right shift "
-                        f"of {int(right[c])} leaves the range of the DSP requantization", node=node_name)
-    rec = np.stack([np.asarray(folded_bias, np.int64), big_m, a, h, left, right], axis=1)
+    rounding = np.minimum(right, 1)
+    rec = np.stack([np.asarray(folded_bias, np.int64), big_m, -(big_m + rounding),
+                    np.maximum(right - 1, 0), np.maximum(s, 0), rounding], axis=1)
     rec = (rec & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
     if channels_to is not None:
         rec = _pad(rec, 0, channels_to)
     return rec
+
+
+def dsp_requant_r2(shift: np.ndarray) -> bool:
+    """Whether every channel shifts right by 2 or more, so the kernels may use
+    kiln_dsp_requant_r2 (no left shift, no saturation in the rounding step)."""
+    return bool(np.all(np.asarray(shift) <= -2))
 
 
 def dsp_gemm_rows(rows: np.ndarray) -> np.ndarray:
@@ -120,12 +106,15 @@ def dsp_depthwise_taps(w_taps: np.ndarray) -> np.ndarray:
 
 # -- mve -------------------------------------------------------------------------------------
 
-def mve_gemm_rows(rows: np.ndarray, rows_to: int) -> np.ndarray:
-    """[O, K] int8 weights with K zero-padded to a multiple of 16 (whole VLDRB.S8 vectors)
-    and O to `rows_to`; plain row-major bytes, as int32 words."""
+def mve_gemm_rows(rows: np.ndarray) -> np.ndarray:
+    """[O, K] int8 weights for the Helium GEMM kernels, as bytes: K zero-padded to a multiple
+    of 16 (whole VLDRB.S8 vectors, which need no alignment) and O to a multiple of 4; for each
+    block of four rows and each group of 16 weights, the 16 bytes of each of the four rows in
+    turn, so that one pointer walks the four rows multiplied with the same input vector."""
     o, k = rows.shape
-    padded = _pad(_pad(np.asarray(rows, np.int8), 1, round_up(k, 16)), 0, rows_to)
-    return _words(padded).reshape(-1)
+    padded = _pad(_pad(np.asarray(rows, np.int8), 1, round_up(k, 16)), 0, round_up(o, 4))
+    blocks = padded.reshape(-1, 4, padded.shape[1] // 16, 16).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(blocks).reshape(-1)
 
 
 def mve_requant(folded_bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,

@@ -192,7 +192,10 @@ def onnx_tensor_data(rng: random.Random, m: onnx.ModelProto) -> None:
         t.ClearField("raw_data")
         t.float_data.extend([rng.choice(FLOATS) for _ in range(rng.randint(0, 5))])
     else:
-        arr = onnx.numpy_helper.to_array(t).copy()
+        try:
+            arr = onnx.numpy_helper.to_array(t).copy()
+        except Exception:  # already damaged by an earlier step
+            return
         if arr.size:
             flat = arr.reshape(-1)
             for _ in range(rng.randint(1, max(1, min(4, flat.size)))):
@@ -293,7 +296,8 @@ def onnx_attr(rng: random.Random, m: onnx.ModelProto) -> None:
         del_same = [k for k, a in enumerate(n.attribute) if a.name == key]
         for k in reversed(del_same):
             del n.attribute[k]
-        n.attribute.append(helper.make_attribute(key, value))
+        n.attribute.append(helper.make_attribute(key, value, attr_type=onnx.AttributeProto.INTS)
+                           if value == [] else helper.make_attribute(key, value))
         return
     a = rng.choice(n.attribute)
     if how == "type":
@@ -362,10 +366,10 @@ def onnx_arity(rng: random.Random, m: onnx.ModelProto) -> None:
 
 def onnx_graph(rng: random.Random, m: onnx.ModelProto) -> None:
     """Graph-level damage: opset and IR version, inputs/outputs removed, typed wrongly or doubled,
-    nodes deleted or duplicated, external data pointing elsewhere, nested subgraphs."""
+    nodes deleted or duplicated, external data pointing elsewhere, sparse initializers."""
     g = m.graph
     how = rng.choice(["opset", "ir", "drop_io", "io_type", "dup_io", "drop_node", "dup_node",
-                      "external", "subgraph", "sparse", "no_graph"])
+                      "external", "sparse", "no_graph"])
     if how == "opset":
         m.opset_import[0].version = rng.choice([0, 1, 6, 7, 22, 23, 99, 2 ** 62])
         if rng.random() < 0.3:
@@ -399,16 +403,6 @@ def onnx_graph(rng: random.Random, m: onnx.ModelProto) -> None:
                      ("offset", str(rng.choice([0, 10 ** 12, -5]))), ("length", str(rng.choice([4, 10 ** 12])))):
             e = t.external_data.add()
             e.key, e.value = k, v
-    elif how == "subgraph":
-        # Deeply nested graph attributes: recursion without end in a naive reader.
-        inner = helper.make_graph([], "leaf", [], [])
-        for _ in range(rng.choice([3, 50, 200])):
-            node = helper.make_node("If", ["c"], ["o"], then_branch=inner, else_branch=inner)
-            inner = helper.make_graph([node], "nest", [], [])
-        if g.node:
-            g.node.insert(rng.randrange(len(g.node)), helper.make_node("If", [g.node[0].input[0] if g.node[0].input
-                                                                           else "c"], ["if_out"],
-                                                                       then_branch=inner, else_branch=inner))
     elif how == "sparse" and g.initializer:
         t = g.initializer[0]
         sp = onnx.SparseTensorProto()
@@ -418,6 +412,33 @@ def onnx_graph(rng: random.Random, m: onnx.ModelProto) -> None:
     elif how == "no_graph":
         m.ClearField("graph")
 
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def onnx_nesting(rng: random.Random, data: bytes) -> bytes:
+    """An `If` node whose then-branch nests graphs 50 to 5000 deep, appended to the model's graph
+    as raw protobuf (protobuf merges the repeated field): recursion without end in a naive reader.
+    Built as bytes because the protobuf runtime itself refuses to build or copy such messages."""
+    graph = b""
+    for _ in range(rng.choice([50, 99, 101, 500, 5000])):
+        attr = _field(1, b"then_branch") + _varint(20 << 3) + _varint(5) + _field(6, graph)
+        node = _field(1, b"c") + _field(2, b"o") + _field(4, b"If") + _field(5, attr)
+        graph = _field(1, node)
+    return data + _field(7, graph)
+
+
+ONNX_BYTE_MUTATIONS = {"onnx_nesting": onnx_nesting}
 
 ONNX_MUTATIONS: dict[str, Callable[[random.Random, onnx.ModelProto], None]] = {
     "onnx_dims": onnx_dims, "onnx_tensor_data": onnx_tensor_data, "onnx_absurd_shape": onnx_absurd,
@@ -570,6 +591,13 @@ def tfl_opcode(rng: random.Random, m) -> None:
         oc.customCode = rng.choice([b"TFLite_Detection_PostProcess", b"", b"\xff\xfe"])
 
 
+# Option fields stored as int8/uint8/bool in the schema (enums and flags).
+_BYTE_FIELDS = {"padding", "fusedActivationFunction", "weightsFormat", "asymmetricQuantizeInputs",
+                "keepNumDims", "keepDims", "adjX", "adjY", "potScaleInt16", "quantizedBiasType",
+                "mode", "kernelType", "combinerType", "type", "outType", "outputType", "inDataType",
+                "alignCorners", "halfPixelCenters", "mergeOutputs", "timeMajor", "asymmetricQuantizeInputs"}
+
+
 def tfl_options(rng: random.Random, m) -> None:
     """A builtin option field set to an edge value, or the options table of another type."""
     schema = _schema()
@@ -596,12 +624,17 @@ def tfl_options(rng: random.Random, m) -> None:
         new = rng.choice(FLOATS)
     elif isinstance(old, (np.ndarray, list)) or old is None:
         new = _int_array([rng.choice(INTS) for _ in range(rng.randint(0, 5))])
+    elif key in _BYTE_FIELDS:  # enums stored as int8: padding, fused activation, ...
+        new = rng.choice([2, 3, 4, 5, 6, 9, 127, -1, -128])
     else:
         new = max(min(rng.choice(INTS + [4, 5, 6, 9]), 2 ** 31 - 1), -(2 ** 31))
-        if key in ("padding", "fusedActivationFunction", "weightsFormat", "asymmetricQuantizeInputs"):
-            new = rng.choice([2, 4, 5, 6, 9, 127, -1]) if key != "asymmetricQuantizeInputs" else new
-            new = max(min(new, 127), -128)
     setattr(op.builtinOptions, key, new)
+    try:  # a field narrower than int32 the list above misses: keep the value in its range
+        import flatbuffers
+
+        op.builtinOptions.Pack(flatbuffers.Builder(64))
+    except (TypeError, struct.error):
+        setattr(op.builtinOptions, key, max(min(int(new), 127), -128))
 
 
 def tfl_graph(rng: random.Random, m) -> None:
@@ -642,26 +675,38 @@ TFLITE_MUTATIONS = {
 
 
 def classes_for(fmt: str) -> list[str]:
-    return list(BYTE_MUTATIONS) + list(ONNX_MUTATIONS if fmt == "onnx" else TFLITE_MUTATIONS)
+    if fmt == "onnx":
+        return list(BYTE_MUTATIONS) + list(ONNX_MUTATIONS) + list(ONNX_BYTE_MUTATIONS)
+    return list(BYTE_MUTATIONS) + list(TFLITE_MUTATIONS)
 
 
 def mutate(seed: Seed, cls: str, rng: random.Random, steps: int = 1) -> bytes:
     """`seed` damaged by `steps` mutations of class `cls`."""
     data = seed.data
-    if cls in BYTE_MUTATIONS:
+    byte_level = {**BYTE_MUTATIONS, **ONNX_BYTE_MUTATIONS}
+    if cls in byte_level:
         for _ in range(steps):
-            data = BYTE_MUTATIONS[cls](rng, data) if data else data
+            data = byte_level[cls](rng, data) if data else data
         return data
     if cls in ONNX_MUTATIONS:
         m = onnx.ModelProto()
         m.ParseFromString(data)
         for _ in range(steps):
-            ONNX_MUTATIONS[cls](rng, m)
+            _step(ONNX_MUTATIONS[cls], rng, m)
         return _serialize_onnx(m)
     m = tflite_unpack(data)
     for _ in range(steps):
-        TFLITE_MUTATIONS[cls](rng, m)
+        _step(TFLITE_MUTATIONS[cls], rng, m)
     return tflite_pack(m)
+
+
+def _step(fn, rng: random.Random, model) -> None:
+    """One structural mutation; a step that finds nothing to damage (no nodes, no subgraph,
+    an earlier step already broke what it reads) leaves the model as it is."""
+    try:
+        fn(rng, model)
+    except (IndexError, ValueError, TypeError, AttributeError):
+        pass
 
 
 # -- running a case ------------------------------------------------------------------------------
@@ -672,7 +717,8 @@ class CaseTimeout(Exception):
 
 @dataclass
 class Outcome:
-    kind: str            # "ok", "kiln_error", "crash" (any other exception) or "timeout"
+    kind: str            # "ok", "kiln_error", "crash" (any other exception), "timeout", or
+                         # "bad_message" (a KilnError of several lines or not naming the file)
     seconds: float
     message: str = ""    # the error line, or the traceback of a crash
 
@@ -683,7 +729,8 @@ class Outcome:
 
 def run_case(path: Path, input_shapes: dict | None = None, time_bound: float = 5.0,
              inspect: bool = False, planner: str = "greedy") -> Outcome:
-    """Compile `path` in-process (and `kiln inspect` it when asked) under a SIGALRM time bound."""
+    """Compile `path` in-process (after `kiln inspect`'s analysis when asked) under a SIGALRM
+    time bound. Clean outcomes: success, or a one-line KilnError that starts with the file."""
     from codegen.compiler import compile_model
     from codegen.errors import KilnError
     from codegen.inspect import inspect_model
@@ -695,19 +742,22 @@ def run_case(path: Path, input_shapes: dict | None = None, time_bound: float = 5
 
     options = CompileOptions(target=load_target("host"), input_shapes=dict(input_shapes or {}),
                              planner=planner, time_limit_s=1.0)
+    steps = ([lambda: inspect_model(path, dict(input_shapes or {}))] if inspect else []) + \
+        [lambda: compile_model(path, options)]
     old = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, time_bound)
     start = time.perf_counter()
+    kind, message = "ok", ""
     try:
-        if inspect:
+        for step in steps:
             try:
-                inspect_model(path, dict(input_shapes or {}))
-            except KilnError:
-                pass
-        compile_model(path, options)
-        kind, message = "ok", ""
-    except KilnError as err:
-        kind, message = "kiln_error", str(err)
+                step()
+                kind, message = "ok", ""
+            except KilnError as err:
+                kind, message = "kiln_error", str(err)
+                if "\n" in message or not message.startswith(str(path)):
+                    kind = "bad_message"
+                    break
     except CaseTimeout as err:
         kind, message = "timeout", str(err)
     except (Exception, RecursionError) as err:  # noqa: B014 - anything else is a finding
@@ -719,4 +769,3 @@ def run_case(path: Path, input_shapes: dict | None = None, time_bound: float = 5
     if kind != "timeout" and seconds > time_bound:
         kind, message = "timeout", f"took {seconds:.1f} s"
     return Outcome(kind, seconds, message)
-

@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import onnx
 
+from codegen import limits
 from codegen.errors import KilnError
 from codegen.ir.builder import GraphBuilder, dtype_of
 from codegen.ir.types import Quant, Value
@@ -48,6 +49,7 @@ class ConvertContext:
         self._consts: dict[str, np.ndarray] = {}
         self._kiln: dict[str, str] = {}  # ONNX tensor name -> Kiln value name
         self._reserved = reserved  # every ONNX tensor name: generated names avoid them
+        self.fold_left = limits.MIN_FOLD_BUDGET  # bytes that constant folding may still compute
 
     # -- reading tensors -----------------------------------------------------------------
     def known(self, name: str) -> bool:
@@ -90,6 +92,8 @@ class ConvertContext:
         """The Kiln value holding an ONNX tensor; constants become graph constants on first use."""
         if name in self._kiln:
             return self._kiln[name]
+        if not name:
+            raise KilnError("a required input is absent (empty input name)")
         data = self.const(name)
         if data is None:
             raise KilnError(f"tensor '{name}' has no value yet (internal ordering error)")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+from onnx import defs, helper, numpy_helper, shape_inference
 from onnx.reference import ReferenceEvaluator
 
+from codegen import limits
 from codegen.errors import KilnError, UnsupportedOpsError
 from codegen.frontends import SourceOp
 from codegen.frontends.onnx import ops_elementwise, ops_linear, ops_quant, ops_shape, ops_spatial  # noqa: F401
@@ -24,6 +26,10 @@ NO_FOLD = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLi
            "Bernoulli", "If", "Loop", "Scan"}
 # Ops whose outputs are constants whatever their inputs (shapes are static in Kiln).
 CONST_PRODUCERS = {"Constant", "Shape", "Size"}
+# Ops whose output size comes from the values of their inputs, not only from their shapes:
+# folding one of them is refused unless ONNX shape inference can size the result first.
+SIZED_BY_VALUES = {"ConstantOfShape", "Expand", "Tile", "Range", "OneHot", "Resize", "Upsample", "Pad",
+                   "CenterCropPad", "Col2Im", "EyeLike", "RandomNormal", "RandomUniform"}
 
 
 def _folds(node: OnnxNode, consts: set[str]) -> bool:
@@ -61,6 +67,7 @@ def build_graph(model: OnnxModel, input_shapes: dict[str, tuple[int, ...]]) -> G
     reserved = set(model.initializers) | {vi.name for vi in model.inputs} | \
         {t for n in model.nodes for t in n.outputs if t}
     ctx = ConvertContext(b, model.opset, model.initializers, reserved)
+    ctx.fold_left = limits.fold_budget(model.source_bytes)
     real_inputs = {vi.name for vi in model.inputs}
     for name in input_shapes:
         if name not in real_inputs:
@@ -78,7 +85,9 @@ def build_graph(model: OnnxModel, input_shapes: dict[str, tuple[int, ...]]) -> G
     producer = {o: n.name for n in model.nodes for o in n.outputs if o}
     for vi in model.outputs:
         _bind_output(ctx, vi, producer.get(vi.name, vi.name))
-    return b.build()
+    g = b.build()
+    limits.check_graph(g)
+    return g
 
 
 def convert_node(ctx: ConvertContext, node: OnnxNode) -> None:
@@ -97,14 +106,67 @@ def convert_node(ctx: ConvertContext, node: OnnxNode) -> None:
 
 
 def fold(ctx: ConvertContext, node: OnnxNode) -> None:
-    """Compute a node with constant inputs now, with ONNX's reference implementation."""
+    """Compute a node with constant inputs now, with ONNX's reference implementation.
+
+    The size of every result is known (by ONNX shape inference) and within the limits of
+    `codegen.limits` before anything is computed, so a node asking for 10^12 elements fails
+    at once instead of allocating."""
     feeds = {i: ctx.const(i) for i in node.inputs if i}
+    for shape, itemsize in _folded_sizes(ctx, node, feeds):
+        limits.check_size(shape, itemsize, f"{node.op_type}: the folded result", node=node.name)
+        _charge(ctx, node, limits.elements(shape) * itemsize, dry_run=True)
     try:
         results = ReferenceEvaluator(node.proto, opsets={"": ctx.opset}).run(None, feeds)
     except Exception as err:
         raise node.error(f"cannot compute this constant node ({_short(err)})") from None
     for out, arr in zip(node.outputs, results):
-        ctx.bind_const(out, np.asarray(arr))
+        arr = np.asarray(arr)
+        limits.check_size(arr.shape, arr.itemsize, f"{node.op_type}: the folded result", node=node.name)
+        _charge(ctx, node, arr.nbytes)
+        ctx.bind_const(out, arr)
+
+
+def _folded_sizes(ctx: ConvertContext, node: OnnxNode, feeds: dict[str, np.ndarray]):
+    """(shape, itemsize) of each output of a node about to be folded, from ONNX shape inference
+    given the constant inputs; outputs inference cannot size are left out, unless the op's
+    size depends on input values (then the node is refused)."""
+    sized_by_values = node.op_type in SIZED_BY_VALUES
+    try:
+        schema = defs.get_schema(node.op_type, ctx.opset, node.domain)
+        types = {k: helper.make_tensor_type_proto(helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+                 for k, v in feeds.items()}
+        data = {k: numpy_helper.from_array(v, k) for k, v in feeds.items() if v.size <= 4096}
+        inferred = shape_inference.infer_node_outputs(schema, node.proto, types, input_data=data,
+                                                      opset_imports=[helper.make_opsetid("", ctx.opset)])
+    except Exception as err:
+        if sized_by_values:
+            raise node.error(f"cannot size the constant this node computes ({_short(err)})") from None
+        return []
+    sizes = []
+    for out in node.outputs:
+        t = inferred.get(out)
+        tt = t.tensor_type if t is not None and t.HasField("tensor_type") else None
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim] \
+            if tt is not None and tt.HasField("shape") else None
+        if dims is None or None in dims or not tt.elem_type:
+            if sized_by_values and out:
+                raise node.error(f"cannot size the constant this node computes (output '{out}')")
+            continue
+        try:
+            itemsize = np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type)).itemsize
+        except Exception:
+            itemsize = 8
+        sizes.append((dims, itemsize))
+    return sizes
+
+
+def _charge(ctx: ConvertContext, node: OnnxNode, nbytes: int, dry_run: bool = False) -> None:
+    if nbytes > ctx.fold_left:
+        raise node.error(f"folding this constant node would compute {nbytes} more bytes of constants than "
+                         f"the model file allows (at most {limits.fold_budget(0)} B or "
+                         f"{limits.FOLD_FACTOR} x the file size in all)")
+    if not dry_run:
+        ctx.fold_left -= nbytes
 
 
 def input_shape(vi: onnx.ValueInfoProto, given: tuple[int, ...] | None) -> tuple[int, ...]:

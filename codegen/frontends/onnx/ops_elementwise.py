@@ -130,7 +130,8 @@ UNARY: dict[str, tuple[str, ...]] = {
     "Softplus": (), "Softsign": (), "HardSwish": (), "Mish": (), "Not": (),
     "LeakyRelu": ("alpha",), "Elu": ("alpha",), "Celu": ("alpha",), "ThresholdedRelu": ("alpha",),
     "Swish": ("alpha",), "Selu": ("alpha", "gamma"), "HardSigmoid": ("alpha", "beta"),
-    "Shrink": ("lambd", "bias"), "Gelu": ("approximate",),
+    "Shrink": ("lambd", "bias"), "Gelu": ("approximate",), "IsNaN": (),
+    "IsInf": ("detect_negative", "detect_positive"),
 }
 
 
@@ -194,4 +195,4 @@ def convert_castlike(ctx, node):
 
 # Converter modules added after convert.py's import list was written (kept here so that
 # importing the frontend registers them; see the report to move this import to convert.py).
-from codegen.frontends.onnx import ops_norm, ops_recurrent, ops_reduce  # noqa: E402,F401
+from codegen.frontends.onnx import ops_attention, ops_gather, ops_norm, ops_recurrent, ops_reduce  # noqa: E402,F401

@@ -123,3 +123,27 @@ def convert_hardmax(ctx, node):
     index = np.arange(shape[axis], dtype=np.int64).reshape([-1 if i == axis else 1 for i in range(len(shape))])
     hot = ctx.add(node, "Equal", [arg, ctx.weight(node, "index", index)], role="hot")
     _finish(ctx, node, "Cast", [hot], restore, to="float32")
+
+
+@converter("CumSum", "CumProd")
+def convert_cumulative(ctx, node):
+    """The axis is a constant input (a scalar or one-element tensor)."""
+    axis = ctx.require_const(node, 1, "axis").reshape(-1)
+    if axis.size != 1:
+        raise node.error(f"axis must be one value, got {axis.size}")
+    rank = len(ctx.shape(node.input(0)))
+    ctx.add(node, node.op_type, [ctx.kiln(node.input(0))], out=node.outputs[0],
+            axis=norm_axis(node, int(axis[0]), rank), exclusive=bool(node.attr("exclusive", 0)),
+            reverse=bool(node.attr("reverse", 0)))
+
+
+@converter("TopK")
+def convert_topk(ctx, node):
+    """k is an attribute before opset 10, a constant input after; `sorted` is always honoured."""
+    from codegen.frontends.onnx.ops_shape import add_multi
+
+    k = node.attr("k") if ctx.opset < 10 else int(ctx.require_const(node, 1, "k").reshape(-1)[0])
+    rank = len(ctx.shape(node.input(0)))
+    outs = list(node.outputs) + [""] * (2 - len(node.outputs))
+    add_multi(ctx, node, "TopK", [ctx.kiln(node.input(0))], outs[:2], k=int(k),
+              axis=norm_axis(node, int(node.attr("axis", -1)), rank), largest=bool(node.attr("largest", 1)))

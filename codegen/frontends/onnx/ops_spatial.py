@@ -121,19 +121,33 @@ def convert_conv(ctx, node):
     from_nhwc(ctx, node, y, len(shape))
 
 
-def _check_ceil_mode(node: OnnxNode, spatial: tuple[int, ...], win: Window) -> None:
-    """ceil_mode=1 is accepted only where it gives the same output size as floor."""
+def _ceil_extra(node: OnnxNode, spatial: tuple[int, ...], win: Window) -> tuple[int, int]:
+    """End padding (rows, columns) that makes the floor output size the ceil_mode one: the
+    extra taps lie in the padding, which pooling skips (and averages do not count). A last
+    window that would start in the end padding is dropped, as ONNX and PyTorch do."""
     if not node.attr("ceil_mode", 0):
-        return
-    pads = win.pads
+        return 0, 0
+    extra = []
     for i, size in enumerate(spatial if len(spatial) == 2 else (1, spatial[0])):
         k, s, d = win.kernel[i], win.strides[i], win.dilations[i]
-        span = size + pads[i] + pads[i + 2] - ((k - 1) * d + 1)
+        padded = size + win.pads[i] + win.pads[i + 2]
+        span = padded - ((k - 1) * d + 1)
         floor_out, ceil_out = span // s + 1, -(-span // s) + 1
-        if (ceil_out - 1) * s >= size + pads[i]:
-            ceil_out -= 1  # the last window would start in the end padding
-        if ceil_out != floor_out:
-            raise node.error("ceil_mode=1 changes the output size here; not supported")
+        if (ceil_out - 1) * s >= size + win.pads[i]:
+            ceil_out -= 1
+        extra.append(max((ceil_out - 1) * s + (k - 1) * d + 1 - padded, 0) if ceil_out > floor_out else 0)
+    return extra[0], extra[1]
+
+
+def _pool_input(ctx: ConvertContext, node: OnnxNode, win: Window, include_pad: bool) -> tuple[str, tuple]:
+    """The NHWC input and the pool's pads: with count_include_pad the padding becomes real
+    zeros (a Pad node), so that the average counts it."""
+    x = to_nhwc(ctx, node)
+    top, left, bottom, right = win.pads
+    if include_pad and any(win.pads):
+        x = ctx.add(node, "Pad", [x], role="include_pad", pads=(0, top, left, 0, 0, bottom, right, 0), value=0.0)
+        top = left = bottom = right = 0
+    return x, (top, left, bottom, right)
 
 
 def _pool(ctx: ConvertContext, node: OnnxNode, op: str) -> None:
@@ -143,11 +157,42 @@ def _pool(ctx: ConvertContext, node: OnnxNode, op: str) -> None:
     win = window(node, shape[2:], node.attr("kernel_shape"))
     if win.dilations != (1, 1):
         raise node.error(f"dilations {list(win.dilations)} are not supported for pooling")
-    _check_ceil_mode(node, shape[2:], win)
-    if op == "AveragePool2D" and node.attr("count_include_pad", 0) and any(win.pads):
-        raise node.error("count_include_pad=1 with padding is not supported")
-    y = ctx.add(node, op, [to_nhwc(ctx, node)], kernel=win.kernel, strides=win.strides, pads=win.pads)
+    extra_h, extra_w = _ceil_extra(node, shape[2:], win)
+    include = op == "AveragePool2D" and bool(node.attr("count_include_pad", 0))
+    x, (top, left, bottom, right) = _pool_input(ctx, node, win, include)
+    y = ctx.add(node, op, [x], kernel=win.kernel, strides=win.strides,
+                pads=(top, left, bottom + extra_h, right + extra_w))
     from_nhwc(ctx, node, y, len(shape))
+
+
+@converter("LpPool")
+def convert_lppool(ctx, node):
+    """(sum over the window of |x|^p)^(1/p): Abs, Pow, the window's average over real zeros
+    in the padding times its size, Pow(1/p)."""
+    shape = spatial_shape(ctx, node)
+    win = window(node, shape[2:], node.attr("kernel_shape"))
+    if win.dilations != (1, 1) or node.attr("ceil_mode", 0):
+        raise node.error("dilations and ceil_mode are not supported for LpPool")
+    p = float(node.attr("p", 2))
+    x, pads = _pool_input(ctx, node, win, True)
+    powered = ctx.add(node, "Pow", [ctx.add(node, "Abs", [x], role="abs"),
+                                    ctx.weight(node, "p", np.array(p, np.float32))], role="pow")
+    avg = ctx.add(node, "AveragePool2D", [powered], role="avg", kernel=win.kernel, strides=win.strides, pads=pads)
+    total = ctx.add(node, "Mul", [avg, ctx.weight(node, "size", np.array(win.kernel[0] * win.kernel[1], np.float32))],
+                    role="sum")
+    y = ctx.add(node, "Pow", [total, ctx.weight(node, "inv_p", np.array(1.0 / p, np.float32))], role="root")
+    from_nhwc(ctx, node, y, len(shape))
+
+
+@converter("GlobalLpPool")
+def convert_global_lppool(ctx, node):
+    rank = len(ctx.shape(node.input(0)))
+    p = float(node.attr("p", 2))
+    x = ctx.kiln(node.input(0))
+    powered = ctx.add(node, "Pow", [ctx.add(node, "Abs", [x], role="abs"),
+                                    ctx.weight(node, "p", np.array(p, np.float32))], role="pow")
+    total = ctx.add(node, "ReduceSum", [powered], role="sum", axes=tuple(range(2, rank)), keepdims=True)
+    ctx.add(node, "Pow", [total, ctx.weight(node, "inv_p", np.array(1.0 / p, np.float32))], out=node.outputs[0])
 
 
 @converter("MaxPool")

@@ -60,6 +60,7 @@ class OnnxModel:
     inputs: list[onnx.ValueInfoProto]  # graph inputs that are not initializers
     outputs: list[onnx.ValueInfoProto]
     nodes: list[OnnxNode]  # in a valid execution order
+    source_bytes: int = 0  # size of the serialised model (bounds what import may compute)
 
 
 def read_proto(path: Path) -> onnx.ModelProto:
@@ -109,9 +110,15 @@ def parse_model(model: onnx.ModelProto, default_name: str = "model") -> OnnxMode
     opset = opset_of(model)
     if graph.sparse_initializer:
         raise KilnError(f"sparse initializers are not supported "
-                        f"('{graph.sparse_initializer[0].values.name}')")
+                        f"('{_name_text(graph.sparse_initializer[0].values.name)}')")
+    _check_names(graph)
     inits = {t.name: t for t in graph.initializer}
     inputs = [vi for vi in graph.input if vi.name not in inits]
+    seen_inputs: set[str] = set()
+    for vi in inputs:
+        if vi.name in seen_inputs:
+            raise KilnError("graph input is listed twice", node=vi.name)
+        seen_inputs.add(vi.name)
     nodes = [_node(n, i) for i, n in enumerate(graph.node)]
     _unique_node_names(nodes)
     known = set(inits) | {vi.name for vi in inputs}
@@ -120,7 +127,31 @@ def parse_model(model: onnx.ModelProto, default_name: str = "model") -> OnnxMode
     for vi in graph.output:
         if vi.name not in produced:
             raise KilnError("graph output is computed by no node", node=vi.name)
-    return OnnxModel(graph.name or default_name, opset, inits, inputs, list(graph.output), nodes)
+    return OnnxModel(graph.name or default_name, opset, inits, inputs, list(graph.output), nodes,
+                     model.ByteSize())
+
+
+def _name_text(name: str | bytes) -> str:
+    return name.decode("utf-8", "replace") if isinstance(name, bytes) else name
+
+
+def _check_names(graph: onnx.GraphProto) -> None:
+    """Every name is text: protobuf hands back bytes for a string field that is not UTF-8."""
+    def check(name, what: str, node: str | None = None) -> None:
+        if isinstance(name, bytes):
+            raise KilnError(f"{what} {_name_text(name)!r} is not valid UTF-8 text", node=node)
+
+    for t in graph.initializer:
+        check(t.name, "initializer name")
+    for vi in list(graph.input) + list(graph.output):
+        check(vi.name, "graph input/output name")
+    for i, n in enumerate(graph.node):
+        check(n.name, "node name")
+        label = n.name if isinstance(n.name, str) and n.name else f"node {i}"
+        for what, field in (("op type", [n.op_type]), ("domain", [n.domain]), ("input name", n.input),
+                            ("output name", n.output), ("attribute name", [a.name for a in n.attribute])):
+            for name in field:
+                check(name, what, label)
 
 
 def _node(proto: onnx.NodeProto, index: int) -> OnnxNode:

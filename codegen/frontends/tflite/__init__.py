@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from codegen import limits
 from codegen.errors import KilnError, UnsupportedOpsError
 from codegen.frontends import SourceOp
 from codegen.frontends.tflite.importer import Importer, execution_order, op_label
@@ -41,7 +42,9 @@ def load_bytes(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
     if unsupported:
         raise UnsupportedOpsError(unsupported)
     imp.convert_all(order, CONVERTERS)
-    return imp.finish()
+    g = imp.finish()
+    limits.check_graph(g)
+    return g
 
 
 def scan_bytes(data: bytes, name: str = "model") -> list[SourceOp]:
