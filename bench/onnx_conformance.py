@@ -64,8 +64,13 @@ WEIGHT_INPUTS: dict[str, tuple[int, ...]] = {
     "OneHot": (1, 2), "CumSum": (1,), "CumProd": (1,), "Clip": (1, 2), "Dropout": (1, 2),
     "ConstantOfShape": (0,), "Range": (0, 1, 2), "Trilu": (1,), "CenterCropPad": (1,),
     "Attention": (6,), "ScatterND": (1,), "ScatterElements": (1,), "Scatter": (1,), "Compress": (1,),
-    "ReverseSequence": (1,),
+    "ReverseSequence": (1,), "TensorScatter": (2,), "AffineGrid": (1,), "RotaryEmbedding": (1, 2, 3),
+    "CausalConvWithState": (1, 2), "DFT": (1, 2), "STFT": (1, 2, 3),
 }
+
+
+# (op, input index) that read only an input's shape or dtype.
+SHAPE_ONLY = {("Shape", 0), ("Size", 0), ("CastLike", 1)}
 
 
 @dataclass
@@ -150,6 +155,8 @@ def bake_weights(case: Case) -> tuple[onnx.ModelProto, dict[str, np.ndarray], tu
     for node in graph.node:
         params = WEIGHT_INPUTS.get(node.op_type, ()) if node.domain in ("", "ai.onnx") else ()
         for k, name in enumerate(node.input):
+            if (node.op_type, k) in SHAPE_ONLY:
+                continue  # reads the shape or type only: neither a weight nor data use
             uses[name].append(k in params)
     bake = [vi.name for vi in graph.input
             if uses.get(vi.name) and all(uses[vi.name]) and isinstance(feeds.get(vi.name), np.ndarray)]

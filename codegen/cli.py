@@ -27,6 +27,15 @@ def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return name, shape
 
 
+def _size(text: str) -> int:
+    from codegen.budget import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = True) -> None:
     p.add_argument("model", type=Path, help="model file (.onnx or .tflite)")
     p.add_argument("--target", default=None if target_required else "host", required=target_required,
@@ -39,6 +48,13 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
                         "(default: auto)")
     p.add_argument("--time-limit", type=float, default=10.0, metavar="S",
                    help="seconds the CP-SAT planner may take; the best plan found by then is used (default 10)")
+    p.add_argument("--ram-limit", type=_size, metavar="BYTES",
+                   help="fail unless the activation arena fits in BYTES (suffixes K, M, G: 64K)")
+    p.add_argument("--flash-limit", type=_size, metavar="BYTES",
+                   help="fail unless weights plus estimated code fit in BYTES (suffixes K, M, G: 1M)")
+    p.add_argument("--debug-canaries", action="store_true",
+                   help="debug build: canary bytes around the arena and after every buffer, checked after "
+                        "each kernel call; <name>_run returns <NAME>_ERR_CANARY if one changed")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -92,7 +108,8 @@ def _options(args):
         raise KilnError(f"--time-limit must be a positive number of seconds, not {args.time_limit:g}")
     return CompileOptions(target=load_target(args.target), name=args.name,
                           input_shapes=dict(args.input_shape), planner=args.planner,
-                          time_limit_s=args.time_limit, dump_ir=getattr(args, "dump_ir", None))
+                          time_limit_s=args.time_limit, dump_ir=getattr(args, "dump_ir", None),
+                          ram_limit=args.ram_limit, flash_limit=args.flash_limit, canaries=args.debug_canaries)
 
 
 def _cmd_build(args) -> int:

@@ -7,11 +7,12 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen import __version__
-from codegen.emit.layout import arena_buffers
+from codegen import __version__, canaries
+from codegen.budget import check_budget
+from codegen.emit.layout import arena_aliases, arena_buffers, planned_calls
 from codegen.emit.render import io_cname, render
 from codegen.errors import KilnError
 from codegen.frontends import load_model
@@ -19,7 +20,7 @@ from codegen.ir.graph import Graph
 from codegen.limits import check_lowered
 from codegen.lower import lower_graph
 from codegen.lower.context import LowerContext, c_identifier
-from codegen.memory import Buffer, Plan, plan_memory
+from codegen.memory import Alias, Buffer, Plan, plan_memory
 from codegen.memory.report import memory_markdown, memory_svg
 from codegen.options import CompileOptions
 from codegen.passes.pipeline import run_pipeline
@@ -34,6 +35,7 @@ class BuildResult:
     plan: Plan
     files: dict[str, str]
     manifest: dict
+    aliases: list[Alias] = field(default_factory=list)  # in-place reuse declared (plan.aliases: taken)
 
 
 def default_name(model: Path) -> str:
@@ -46,12 +48,19 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
     lowered = lower_graph(g, options.target)
     check_lowered(lowered)
     buffers = arena_buffers(lowered)
-    plan = plan_memory(buffers, options.planner, options.time_limit_s)  # plan.seconds: never into files
-    files = render(lowered, plan, name=name, model_file=model_file, model_sha256=model_sha256)
+    aliases = arena_aliases(lowered, buffers)  # in-place reuse the kernels allow
+    guard = canaries.canary_bytes(options.target.alignment) if options.canaries else 0
+    if guard:  # debug build: every buffer followed by a canary, no in-place reuse
+        buffers, aliases = canaries.padded(buffers, guard), []
+    plan = plan_memory(buffers, options.planner, options.time_limit_s, aliases)  # plan.seconds: never into files
+    files = render(lowered, plan, name=name, model_file=model_file, model_sha256=model_sha256,
+                   canaries=canaries.canary_plan(buffers, plan, [c.cname for c in lowered.calls], guard)
+                   if guard else None)
     manifest = _manifest(lowered, plan, buffers, name, model_file, model_sha256)
     files[f"{name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-    files.update(_memory_report(plan, buffers, name))
-    return BuildResult(name, g, lowered, buffers, plan, files, manifest)
+    temps = [a.temp for a in aliases if a.pair in set(plan.aliases) and a.temp is not None]
+    files.update(_memory_report(plan, buffers + temps, name))
+    return BuildResult(name, g, lowered, buffers, plan, files, manifest, aliases)
 
 
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:
@@ -61,8 +70,10 @@ def compile_model(model: Path, options: CompileOptions) -> BuildResult:
     if not name.isidentifier():
         raise KilnError(f"--name '{name}' is not a C identifier")
     try:
-        return compile_graph(g, options, name=name, model_file=model.name,
-                             model_sha256=hashlib.sha256(data).hexdigest())
+        result = compile_graph(g, options, name=name, model_file=model.name,
+                               model_sha256=hashlib.sha256(data).hexdigest())
+        check_budget(result.manifest, ram_limit=options.ram_limit, flash_limit=options.flash_limit)
+        return result
     except KilnError as err:
         raise err.located(str(model)) from None
 
@@ -77,6 +88,7 @@ def _io_entry(ctx: LowerContext, name: str) -> dict:
 
 def _manifest(ctx: LowerContext, plan: Plan, buffers: list[Buffer], name: str, model_file: str,
               sha: str) -> dict:
+    calls = planned_calls(ctx, plan)
     return {
         "name": name,
         "model_file": model_file,
@@ -85,14 +97,16 @@ def _manifest(ctx: LowerContext, plan: Plan, buffers: list[Buffer], name: str, m
         "target": ctx.target.name,
         "arena_bytes": plan.arena_size,
         "arena_lower_bound_bytes": plan.lower_bound,
+        "arena_inplace_bound_bytes": plan.alias_bound if plan.alias_bound is not None else plan.lower_bound,
+        "inplace": [{"output": o, "input": i} for o, i in plan.aliases],
         "arena_sum_of_buffers_bytes": sum(b.size for b in buffers),
         "planner": plan.planner,
         "planner_status": plan.status,
         "arena_proven_bound_bytes": plan.proven_bound if plan.proven_bound is not None else plan.lower_bound,
         "weights_bytes": sum(c.nbytes for c in ctx.consts),
         "ops": sorted({n.op for n in ctx.g.nodes}),
-        "kernels": sorted({c.kernel for c in ctx.calls}),
-        "fusion_groups": [{"kernel": c.kernel, "call": c.cname, "nodes": list(c.origin)} for c in ctx.calls],
+        "kernels": sorted({c.kernel for c in calls}),
+        "fusion_groups": [{"kernel": c.kernel, "call": c.cname, "nodes": list(c.origin)} for c in calls],
         "inputs": [_io_entry(ctx, n) for n in ctx.g.inputs],
         "outputs": [_io_entry(ctx, n) for n in ctx.g.outputs],
     }

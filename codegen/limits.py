@@ -58,8 +58,10 @@ def fold_budget(file_bytes: int) -> int:
 
 def check_graph(g) -> None:
     """The invariants every imported graph must meet before passes and lowering see it:
-    every tensor has at least one element and fits the limits, constants hold no NaN,
+    at least one output, every tensor has at least one element and fits the limits, constants hold no NaN,
     quantization parameters are usable, and weights and activations fit the totals."""
+    if not g.outputs:
+        raise KilnError("the model has no outputs: there is nothing to compute")
     weights = activations = 0
     for v in g.values.values():
         itemsize = np.dtype(np.bool_ if v.dtype == "bool" else v.dtype).itemsize

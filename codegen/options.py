@@ -16,3 +16,6 @@ class CompileOptions:
     planner: str = "auto"  # arena placement: auto, cpsat, greedy or linear (see codegen.memory.plan_memory)
     time_limit_s: float = 10.0  # budget of the CP-SAT planner; greedy's plan is kept if it runs out
     dump_ir: Path | None = None  # folder for the IR text before/after each optimisation pass
+    ram_limit: int | None = None  # bytes of RAM the model may need (arena); see codegen.budget
+    flash_limit: int | None = None  # bytes of flash it may need (weights + estimated code)
+    canaries: bool = False  # debug build: canary bytes around the arena and every buffer, checked after each call

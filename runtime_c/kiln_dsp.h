@@ -25,8 +25,12 @@
 #error "kiln_dsp.h: weights are packed for a little-endian core"
 #endif
 
+/* Small helpers are forced inline: GCC's size heuristics would otherwise call the unrolled
+ * ones (and pass their accumulators through memory). */
+#define KILN_DSP_INLINE static inline __attribute__((always_inline))
+
 /* Words per output channel of the requantization records (repack.dsp_requant_records). */
-#define KILN_DSP_RQ 6
+#define KILN_DSP_RQ 4
 
 /* ---- memory access ----
  * int8 activations read four at a time and int16 scratch written two at a time, at any
@@ -37,17 +41,17 @@ typedef int16_t kiln_dsp_w16 __attribute__((may_alias, aligned(1)));
 /* Words of 4-byte aligned scratch (lets the compiler pair loads into LDRD). */
 typedef int32_t kiln_dsp_a32 __attribute__((may_alias));
 
-static inline int32_t kiln_dsp_ld32(const void *p)
+KILN_DSP_INLINE int32_t kiln_dsp_ld32(const void *p)
 {
     return *(const kiln_dsp_w32 *)p;
 }
 
-static inline void kiln_dsp_st32(void *p, int32_t v)
+KILN_DSP_INLINE void kiln_dsp_st32(void *p, int32_t v)
 {
     *(kiln_dsp_w32 *)p = v;
 }
 
-static inline void kiln_dsp_st16(void *p, int32_t v)
+KILN_DSP_INLINE void kiln_dsp_st16(void *p, int32_t v)
 {
     *(kiln_dsp_w16 *)p = (int16_t)v;
 }
@@ -56,7 +60,7 @@ static inline void kiln_dsp_st16(void *p, int32_t v)
 
 /* Bytes 1 and 3 of x sign-extended into two int16 lanes (SXTB16 x, ROR #8); __sxtb16(x)
  * gives bytes 0 and 2. */
-static inline int32_t kiln_dsp_sxtb16_ror8(int32_t x)
+KILN_DSP_INLINE int32_t kiln_dsp_sxtb16_ror8(int32_t x)
 {
     int32_t r;
     __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
@@ -64,7 +68,7 @@ static inline int32_t kiln_dsp_sxtb16_ror8(int32_t x)
 }
 
 /* Low halfword of a, low halfword of b in the top (PKHBT a, b, LSL #16). */
-static inline int32_t kiln_dsp_pack_lo(int32_t a, int32_t b)
+KILN_DSP_INLINE int32_t kiln_dsp_pack_lo(int32_t a, int32_t b)
 {
     int32_t r;
     __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
@@ -72,7 +76,7 @@ static inline int32_t kiln_dsp_pack_lo(int32_t a, int32_t b)
 }
 
 /* High halfword of a in the bottom, high halfword of b on top (PKHTB b, a, ASR #16). */
-static inline int32_t kiln_dsp_pack_hi(int32_t a, int32_t b)
+KILN_DSP_INLINE int32_t kiln_dsp_pack_hi(int32_t a, int32_t b)
 {
     int32_t r;
     __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(b), "r"(a));
@@ -80,33 +84,33 @@ static inline int32_t kiln_dsp_pack_hi(int32_t a, int32_t b)
 }
 
 /* a with bits 8..15 replaced by the low byte of b (BFI a, b, #8, #8). */
-static inline int32_t kiln_dsp_insert_byte1(int32_t a, int32_t b)
+KILN_DSP_INLINE int32_t kiln_dsp_insert_byte1(int32_t a, int32_t b)
 {
     __asm__("bfi %0, %1, #8, #8" : "+r"(a) : "r"(b));
     return a;
 }
 
 /* a with bits 16..31 replaced by the low halfword of b (BFI a, b, #16, #16). */
-static inline int32_t kiln_dsp_insert_half1(int32_t a, int32_t b)
+KILN_DSP_INLINE int32_t kiln_dsp_insert_half1(int32_t a, int32_t b)
 {
     __asm__("bfi %0, %1, #16, #16" : "+r"(a) : "r"(b));
     return a;
 }
 
 /* An int8 value in all four byte lanes. */
-static inline uint32_t kiln_dsp_splat4(int32_t v)
+KILN_DSP_INLINE uint32_t kiln_dsp_splat4(int32_t v)
 {
     return (uint32_t)(v & 0xFF) * 0x01010101UL;
 }
 
 /* Four values in [-128, 127] as the bytes of a word, a in byte 0. */
-static inline uint32_t kiln_dsp_pack4(int32_t a, int32_t b, int32_t c, int32_t d)
+KILN_DSP_INLINE uint32_t kiln_dsp_pack4(int32_t a, int32_t b, int32_t c, int32_t d)
 {
     return (uint32_t)kiln_dsp_insert_half1(kiln_dsp_insert_byte1(a, b), kiln_dsp_insert_byte1(c, d));
 }
 
 /* x saturated to [-128, 127] (SSAT #8; GCC 12's __ssat trips -Wsign-conversion). */
-static inline int32_t kiln_dsp_ssat8(int32_t x)
+KILN_DSP_INLINE int32_t kiln_dsp_ssat8(int32_t x)
 {
     int32_t r;
     __asm__("ssat %0, #8, %1" : "=r"(r) : "r"(x));
@@ -116,7 +120,7 @@ static inline int32_t kiln_dsp_ssat8(int32_t x)
 /* ---- int8 -> int16 ---- */
 
 /* n int8 values from src into int16 at dst (natural order; any addresses). */
-static inline void kiln_dsp_s8_to_s16(const int8_t *src, int16_t *dst, int32_t n)
+KILN_DSP_INLINE void kiln_dsp_s8_to_s16(const int8_t *src, int16_t *dst, int32_t n)
 {
     const int32_t n4 = n - n % 4;
     int32_t i;
@@ -133,7 +137,7 @@ static inline void kiln_dsp_s8_to_s16(const int8_t *src, int16_t *dst, int32_t n
 }
 
 /* n copies of the int16 value v at dst (any even address). */
-static inline void kiln_dsp_fill_s16(int16_t *dst, int32_t v, int32_t n)
+KILN_DSP_INLINE void kiln_dsp_fill_s16(int16_t *dst, int32_t v, int32_t n)
 {
     const int32_t pair = kiln_dsp_pack_lo(v, v);
     const int32_t n2 = n - n % 2;
@@ -155,7 +159,7 @@ static inline void kiln_dsp_fill_s16(int16_t *dst, int32_t v, int32_t n)
  * two LDR, four SXTB16 and eight SMLAD for 16 multiply-accumulates. Written in assembly
  * because GCC 12 spills one of its 14 live registers (and loses the LDRDs) in this loop.
  * Returns w past the pair of rows. */
-static inline const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t *col0,
+KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t *col0,
                                               const int16_t *col1, int32_t groups, int32_t acc[4])
 {
     const int16_t *c0 = col0, *c1 = col1;
@@ -204,7 +208,7 @@ static inline const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t *c
 /* Two rows of packed weights times one int16 column (4-byte aligned): acc[0] += r0.c,
  * acc[1] += r1.c; per group one LDRD of the column, one of the weights, four SXTB16 and four
  * SMLAD (assembly, two groups per loop turn, for the same reason as kiln_dsp_dot_2x2). */
-static inline const int32_t *kiln_dsp_dot_2x1(const int32_t *w, const int16_t *col, int32_t groups,
+KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x1(const int32_t *w, const int16_t *col, int32_t groups,
                                               int32_t acc[2])
 {
     const int16_t *c = col;
@@ -245,7 +249,7 @@ static inline const int32_t *kiln_dsp_dot_2x1(const int32_t *w, const int16_t *c
 
 /* One tap of four channels: the input word unpacked by SXTB16 into lanes (c0, c2), (c1, c3),
  * multiplied lane by lane with the two weight words of repack.dsp_depthwise_taps. */
-static inline void kiln_dsp_dw_tap(const int8_t *x, const int32_t *w, int32_t acc[4])
+KILN_DSP_INLINE void kiln_dsp_dw_tap(const int8_t *x, const int32_t *w, int32_t acc[4])
 {
     const int32_t v = kiln_dsp_ld32(x);
     const int32_t even = __sxtb16(v), odd = kiln_dsp_sxtb16_ror8(v);
@@ -257,7 +261,7 @@ static inline void kiln_dsp_dw_tap(const int8_t *x, const int32_t *w, int32_t ac
 
 /* Four channels over a k_h x k_w window whose first tap is at x; taps ystride bytes apart
  * vertically and xstride horizontally; w the group's taps (two words each). */
-static inline void kiln_dsp_dw_taps(const int8_t *x, int32_t ystride, int32_t xstride, int32_t k_h,
+KILN_DSP_INLINE void kiln_dsp_dw_taps(const int8_t *x, int32_t ystride, int32_t xstride, int32_t k_h,
                                     int32_t k_w, const int32_t *w, int32_t acc[4])
 {
     int32_t ky, kx;
@@ -270,12 +274,13 @@ static inline void kiln_dsp_dw_taps(const int8_t *x, int32_t ystride, int32_t xs
 }
 
 /* The same for a 3x3 window, unrolled, in assembly: per tap one LDR, one LDRD, two SXTB16
- * and four multiply-accumulates (GCC 12 reloads the row pointers from the stack instead). */
-static inline void kiln_dsp_dw_3x3(const int8_t *x, int32_t ystride, int32_t xstride, const int32_t *w,
-                                   int32_t acc[4])
+ * and four multiply-accumulates (GCC 12 reloads the row pointers from the stack instead).
+ * Twelve registers, so that it also compiles at -O1 and -Os. */
+KILN_DSP_INLINE void kiln_dsp_dw_3x3(const int8_t *x, int32_t ystride, int32_t xstride, const int32_t *w,
+                                     int32_t acc[4])
 {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-    const int32_t xs2 = 2 * xstride;
+    const int32_t ystep = ystride - xstride;
     int32_t v, e, w0, w1;
 #define KILN_DSP_DW_TAP(addr)                                                                   \
     "ldr    %[v], " addr "\n\t"                                                               \
@@ -287,13 +292,14 @@ static inline void kiln_dsp_dw_3x3(const int8_t *x, int32_t ystride, int32_t xst
     "smlabb %[a1], %[v], %[w1], %[a1]\n\t"                                                    \
     "smlatt %[a3], %[v], %[w1], %[a3]\n\t"
 #define KILN_DSP_DW_ROW                                                                         \
-    KILN_DSP_DW_TAP("[%[x]]") KILN_DSP_DW_TAP("[%[x], %[xs]]") KILN_DSP_DW_TAP("[%[x], %[xs2]]")
+    KILN_DSP_DW_TAP("[%[x]]") KILN_DSP_DW_TAP("[%[x], %[xs]]")                                  \
+    "add    %[x], %[x], %[xs]\n\t" KILN_DSP_DW_TAP("[%[x], %[xs]]")
     __asm__ volatile(KILN_DSP_DW_ROW
                      "add    %[x], %[x], %[ys]\n\t" KILN_DSP_DW_ROW
                      "add    %[x], %[x], %[ys]\n\t" KILN_DSP_DW_ROW
                      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w),
                        [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1)
-                     : [xs] "r"(xstride), [xs2] "r"(xs2), [ys] "r"(ystride)
+                     : [xs] "r"(xstride), [ys] "r"(ystep)
                      : "memory");
 #undef KILN_DSP_DW_TAP
 #undef KILN_DSP_DW_ROW
@@ -304,7 +310,7 @@ static inline void kiln_dsp_dw_3x3(const int8_t *x, int32_t ystride, int32_t xst
 }
 
 /* n bytes (a multiple of 4) of v at dst / copied from src, a word at a time. */
-static inline void kiln_dsp_fill_s8(int8_t *dst, int32_t v, int32_t n)
+KILN_DSP_INLINE void kiln_dsp_fill_s8(int8_t *dst, int32_t v, int32_t n)
 {
     const int32_t word = (int32_t)kiln_dsp_splat4(v);
     int32_t i;
@@ -313,7 +319,7 @@ static inline void kiln_dsp_fill_s8(int8_t *dst, int32_t v, int32_t n)
     }
 }
 
-static inline void kiln_dsp_copy_words(int8_t *dst, const int8_t *src, int32_t n)
+KILN_DSP_INLINE void kiln_dsp_copy_words(int8_t *dst, const int8_t *src, int32_t n)
 {
     int32_t i;
     for (i = 0; i < n; i += 4) {
@@ -321,45 +327,63 @@ static inline void kiln_dsp_copy_words(int8_t *dst, const int8_t *src, int32_t n
     }
 }
 
-/* ---- requantization ----
- * TFLM's int8 output stage, clamp(MultiplyByQuantizedMultiplier(acc, m, s) + zp), in ten
- * instructions (LSL, UMULL, ADD, AND, ADD, ASR, QADD, ASR, ADD, SSAT) and no branch, from
- * five constants per output channel that codegen/lower/repack.py precomputes
- * (dsp_requant_records):
- *   q[0] = M = 2m (as uint32)   q[1] = A = -(M + R)   q[2] = p = max(r - 1, 0)
- *   q[3] = l = max(s, 0)        q[4] = R = min(r, 1)          with r = max(-s, 0).
+/* ---- requantization ---- */
+
+/* x shifted by the low byte of n, as the core does (no masking: the shift words pack
+ * several amounts, see below). */
+KILN_DSP_INLINE int32_t kiln_dsp_asr(int32_t x, int32_t n)
+{
+    int32_t r;
+    __asm__("asr %0, %1, %2" : "=r"(r) : "r"(x), "r"(n));
+    return r;
+}
+
+KILN_DSP_INLINE uint32_t kiln_dsp_lsl(uint32_t x, int32_t n)
+{
+    uint32_t r;
+    __asm__("lsl %0, %1, %2" : "=r"(r) : "r"(x), "r"(n));
+    return r;
+}
+
+/* TFLM's int8 output stage, clamp(MultiplyByQuantizedMultiplier(acc, m, s) + zp), without a
+ * branch, from three constant words per output channel that codegen/lower/repack.py
+ * precomputes (dsp_requant_records), with r = max(-s, 0), R = min(r, 1):
+ *   q[0] = M = 2m (as uint32)   q[1] = A = -(M + R)
+ *   q[2] = p | l << 8 | R << 16,  p = max(r - 1, 0), l = max(s, 0).
  * With x = acc << l (wrapping, as TFLM), the high word of x * M + 2^31 with x read as
  * unsigned, corrected by A when x < 0, is TFLM's rounding doubling high multiply, less one
  * for a negative x when there is a right shift; shifting that right by r - 1, adding one and
  * halving is then the rounding right shift by r, ties away from zero. Exact for every int32
  * accumulator (the one saturating step, for r = 1, saturates the int8 output either way);
  * tests/core/test_repack.py checks it against codegen.quant. */
-static inline int32_t kiln_dsp_requant(int32_t acc, const int32_t *q, int32_t output_zp)
+KILN_DSP_INLINE int32_t kiln_dsp_requant(int32_t acc, const int32_t *q, int32_t output_zp)
 {
-    const uint32_t x = (uint32_t)acc << q[3];
+    const uint32_t x = kiln_dsp_lsl((uint32_t)acc, q[2] >> 8);
     const uint64_t prod = (uint64_t)x * (uint32_t)q[0];
     const uint32_t hi = (uint32_t)(prod >> 32) + ((uint32_t)prod >> 31) +
                         ((uint32_t)((int32_t)x >> 31) & (uint32_t)q[1]);
-    const int32_t v = __qadd((int32_t)hi >> q[2], q[4]) >> q[4];
+    const int32_t rnd = q[2] >> 16;
+    const int32_t v = __qadd(kiln_dsp_asr((int32_t)hi, q[2]), rnd) >> rnd;
     return kiln_dsp_ssat8((int32_t)((uint32_t)v + (uint32_t)output_zp));
 }
 
 /* kiln_dsp_requant for a layer whose channels all shift right by r >= 2 (R = 1, l = 0, and
- * the rounding step cannot saturate), in seven instructions: `k` = 1 + 2 * zp adds the
- * rounding one and the output zero point before the final halving, which SSAT does. */
-static inline int32_t kiln_dsp_requant_r2(int32_t acc, const int32_t *q, int32_t k)
+ * the rounding step cannot saturate), in seven instructions (UMULL, ADD, AND, ADD, ASR, ADD,
+ * SSAT with ASR #1): `k` = 1 + 2 * zp adds the rounding one and the output zero point before
+ * the final halving. */
+KILN_DSP_INLINE int32_t kiln_dsp_requant_r2(int32_t acc, const int32_t *q, int32_t k)
 {
     const uint64_t prod = (uint64_t)(uint32_t)acc * (uint32_t)q[0];
     const uint32_t hi = (uint32_t)(prod >> 32) + ((uint32_t)prod >> 31) + ((uint32_t)(acc >> 31) & (uint32_t)q[1]);
     int32_t r;
-    const int32_t t = (int32_t)((uint32_t)((int32_t)hi >> q[2]) + (uint32_t)k);
+    const int32_t t = (int32_t)((uint32_t)kiln_dsp_asr((int32_t)hi, q[2]) + (uint32_t)k);
     __asm__("ssat %0, #8, %1, asr #1" : "=r"(r) : "r"(t));
     return r;
 }
 
 /* Four int8 lanes of v clamped to [lo, hi] (lanes of lo4 / hi4): SSUB8 sets the lane
  * flags that SEL reads. */
-static inline uint32_t kiln_dsp_clamp4(uint32_t v, uint32_t lo4, uint32_t hi4)
+KILN_DSP_INLINE uint32_t kiln_dsp_clamp4(uint32_t v, uint32_t lo4, uint32_t hi4)
 {
     (void)__ssub8((int32_t)v, (int32_t)lo4);
     v = __sel(v, lo4);
@@ -370,7 +394,7 @@ static inline uint32_t kiln_dsp_clamp4(uint32_t v, uint32_t lo4, uint32_t hi4)
 /* Four requantized outputs as the bytes of a word: accumulator a[i] with the constants at
  * qi (a record past its bias), by kiln_dsp_requant_r2 when `r2` (k = 1 + 2 * zp) or else
  * kiln_dsp_requant (zp), then clamped to the lanes of lo4 / hi4. */
-static inline uint32_t kiln_dsp_out4(const int32_t *a, const int32_t *q0, const int32_t *q1,
+KILN_DSP_INLINE uint32_t kiln_dsp_out4(const int32_t *a, const int32_t *q0, const int32_t *q1,
                                      const int32_t *q2, const int32_t *q3, int r2, int32_t zp, int32_t k,
                                      uint32_t lo4, uint32_t hi4)
 {
@@ -386,7 +410,7 @@ static inline uint32_t kiln_dsp_out4(const int32_t *a, const int32_t *q0, const 
 }
 
 /* The same for two outputs, in the low halfword. */
-static inline uint32_t kiln_dsp_out2(int32_t a0, int32_t a1, const int32_t *q0, const int32_t *q1, int r2,
+KILN_DSP_INLINE uint32_t kiln_dsp_out2(int32_t a0, int32_t a1, const int32_t *q0, const int32_t *q1, int r2,
                                      int32_t zp, int32_t k, uint32_t lo4, uint32_t hi4)
 {
     uint32_t v;
@@ -402,7 +426,7 @@ static inline uint32_t kiln_dsp_out2(int32_t a0, int32_t a1, const int32_t *q0, 
  * channels (c, c+1), the accumulators (pixel 0: c, c+1; pixel 1: c, c+1); rq the records
  * (KILN_DSP_RQ words per channel, the bias first). Writes channels [0, n) of out0, and of
  * out1 unless it is null. */
-static inline void kiln_dsp_store_pair(const int32_t *acc, const int32_t *rq, int32_t n, int r2, int32_t zp,
+KILN_DSP_INLINE void kiln_dsp_store_pair(const int32_t *acc, const int32_t *rq, int32_t n, int r2, int32_t zp,
                                        int8_t *out0, int8_t *out1, uint32_t lo4, uint32_t hi4)
 {
     const int32_t k = 1 + 2 * zp;

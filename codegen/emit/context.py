@@ -67,3 +67,4 @@ class ModelCtx:
     consts: tuple[ConstDecl, ...]
     calls: tuple[CallCtx, ...]
     weights_bytes: int
+    canaries: object | None = None  # codegen.canaries.CanaryPlan in debug builds with canaries

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from codegen.ir.types import np_dtype
 from codegen.lower.context import LowerContext
-from codegen.lower.kernel import ScratchArg
-from codegen.memory import Buffer
+from codegen.lower.kernel import KernelCall, ScratchArg
+from codegen.memory import Alias, Buffer, Plan
 
 
 def scratch_name(call_index: int, arg_index: int) -> str:
@@ -43,3 +45,39 @@ def arena_buffers(ctx: LowerContext) -> list[Buffer]:
         size = v.size * np_dtype(v.dtype).itemsize
         buffers.append(Buffer(root, size, start, last[root], align))
     return sorted(buffers + scratch, key=lambda b: (b.first, b.name))
+
+
+def arena_aliases(ctx: LowerContext, buffers: list[Buffer]) -> list[Alias]:
+    """The in-place reuse the lowered calls allow, on arena buffers (view aliases resolved to
+    their roots): one `Alias` per declared pair whose input dies at that call and whose output
+    is born there. The temp of an in-place kernel variant is the call's next scratch slot, so
+    the emitter finds it like any scratch buffer once the call takes that variant."""
+    by = {b.name: b for b in buffers}
+    out = []
+    for step, call in enumerate(ctx.calls):
+        for o, i in call.inplace_ok:
+            bo, bi = by.get(ctx.root(o)), by.get(ctx.root(i))
+            if bo is None or bi is None or bo.first != step or bi.last != step:
+                continue
+            temp = None
+            if call.inplace_kernel is not None and call.inplace_temp:
+                temp = Buffer(scratch_name(step, len(call.args)), call.inplace_temp, step, step,
+                              ctx.target.alignment)
+            out.append(Alias(bo.name, bi.name, temp))
+    return out
+
+
+def planned_calls(ctx: LowerContext, plan: Plan) -> list[KernelCall]:
+    """The calls as emitted: a call whose in-place pair the plan took runs its in-place kernel
+    variant (with its temp as a last scratch argument), so this kernel choice is made after
+    planning, from the plan; every other call is the lowered one."""
+    chosen = set(plan.aliases)
+    calls = []
+    for call in ctx.calls:
+        if call.inplace_kernel is not None and any(
+                (ctx.root(o), ctx.root(i)) in chosen for o, i in call.inplace_ok):
+            args = list(call.args) + ([ScratchArg(call.inplace_temp)] if call.inplace_temp else [])
+            call = replace(call, kernel=call.inplace_kernel, function=f"kiln_{call.inplace_kernel}",
+                           args=args, inplace_ok=list(call.inplace_ok))
+        calls.append(call)
+    return calls

@@ -10,7 +10,7 @@ import numpy as np
 
 from codegen import __version__
 from codegen.emit.context import CallCtx, ConstDecl, IOSpec, KernelSource, ModelCtx, ParamInit
-from codegen.emit.layout import scratch_name
+from codegen.emit.layout import planned_calls, scratch_name
 from codegen.emit.literals import c_array_values, c_float, c_int
 from codegen.ir.types import C_TYPES
 from codegen.lower.context import LowerContext, c_identifier
@@ -94,13 +94,15 @@ def _runtime_closure(headers: set[str]) -> list[str]:
     return sorted(seen)
 
 
-def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_sha256: str) -> dict[str, str]:
-    """All generated files, by file name."""
+def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_sha256: str,
+           canaries=None) -> dict[str, str]:
+    """All generated files, by file name (`canaries`: a codegen.canaries.CanaryPlan for debug builds)."""
     guard = c_identifier(name).upper()
     res = _Resolver(ctx, plan, name)
-    headers = {h for call in ctx.calls for h in call.headers}
-    local = {h for h in headers if (RUNTIME_C / h).is_file()}
-    kernels = sorted({c.kernel for c in ctx.calls})
+    calls = planned_calls(ctx, plan)
+    headers = {h for call in calls for h in call.headers}
+    local = {h for h in headers if (RUNTIME_C / h).is_file()} | ({"kiln_canary.h"} if canaries else set())
+    kernels = sorted({c.kernel for c in calls})
     model = ModelCtx(
         name=name, guard=guard, kiln_version=__version__, model_file=model_file,
         model_sha256=model_sha256, target=ctx.target.name,
@@ -119,8 +121,9 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
             params=tuple(ParamInit(k, res.param(v)) for k, v in sorted(call.params.items())),
             args=tuple(res.arg(step, k, a) for k, a in enumerate(call.args)),
             origin=", ".join(call.origin).replace("*/", "* /"))
-            for step, call in enumerate(ctx.calls)),
+            for step, call in enumerate(calls)),
         weights_bytes=sum(c.nbytes for c in ctx.consts),
+        canaries=canaries,
     )
     files = {
         f"{name}.h": _ENV.get_template("model.h.j2").render(m=model),

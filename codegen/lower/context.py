@@ -107,5 +107,29 @@ class LowerContext:
         self.aliases[out] = self.aliases.get(source, source)
         return True
 
+    def allow_inplace(self, call: KernelCall, out: str, inp: str, kernel: str | None = None,
+                      temp_bytes: int = 0) -> None:
+        """Declare that `call` may write `out` over `inp` (same start address).
+
+        Without `kernel`: the call's own kernel is safe in place because it reads element i
+        of `inp` before it writes element i of `out`; only declared when both have the same
+        size in bytes. With `kernel`: that in-place variant (same params and args, plus a
+        temp of `temp_bytes`) replaces the call when the planner takes the pair; the caller
+        has checked it fits (`out` no larger than `inp`). Constants are never overwritten;
+        the planner also skips pairs where `inp` lives on after this call or either side is
+        a graph input/output.
+        """
+        vo, vi = self.g.values[out], self.g.values[inp]
+        if vi.is_const or inp in call.writes or out not in call.writes:
+            return
+        nbytes_out = vo.size * np_dtype(vo.dtype).itemsize
+        nbytes_in = vi.size * np_dtype(vi.dtype).itemsize
+        if nbytes_out != nbytes_in if kernel is None else nbytes_out > nbytes_in:
+            return
+        if (out, inp) not in call.inplace_ok:
+            call.inplace_ok.append((out, inp))
+        if kernel is not None:
+            call.inplace_kernel, call.inplace_temp = kernel, temp_bytes
+
     def root(self, name: str) -> str:
         return self.aliases.get(name, name)

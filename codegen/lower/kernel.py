@@ -53,3 +53,10 @@ class KernelCall:
     origin: tuple[str, ...]  # source-model node names, for the comment at the call
     headers: tuple[str, ...] = ()  # headers the kernel needs ("math.h", "kiln_quant.h")
     reads: list[str] = field(default_factory=list)  # values this call reads
+    # In-place reuse this call allows (ctx.allow_inplace): (output, input) value pairs whose
+    # storage may coincide; the memory planner decides. `inplace_kernel`: the kernel to call
+    # instead when a chosen pair needs another algorithm (same params, same args, then a
+    # scratch temp of `inplace_temp` bytes); None when the kernel itself is safe in place.
+    inplace_ok: list[tuple[str, str]] = field(default_factory=list)
+    inplace_kernel: str | None = None
+    inplace_temp: int = 0

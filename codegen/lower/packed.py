@@ -57,7 +57,7 @@ def _dsp_records(node: Node, ctx, rows: np.ndarray, channels_to: int, fc_per_ten
     p, folded = _quant(node, ctx, rows, fc_per_tensor)
     rec = repack.dsp_requant_records(folded, p.multiplier, p.shift, channels_to)
     fields = {"output_zp": p.output_zp, "act_min": p.act_min, "act_max": p.act_max,
-              "rq_r2": repack.dsp_requant_r2(p.shift), "rq": ctx.constant(node, "rq", rec, "int32")}
+              "rq_r2": repack.dsp_requant_r2(p.multiplier, p.shift), "rq": ctx.constant(node, "rq", rec, "int32")}
     return p, fields
 
 
@@ -112,10 +112,14 @@ def _depthwise_dsp(node: Node, ctx, params: dict, w: np.ndarray) -> None:
 
 # -- mve -------------------------------------------------------------------------------------
 
-def _mve_requant(node: Node, ctx, rows: np.ndarray, fc_per_tensor: bool = False):
-    """The params of a Helium kernel's output stage and its per-channel vectors."""
+def _mve_requant(node: Node, ctx, rows: np.ndarray, fc_per_tensor: bool = False, order=None):
+    """The params of a Helium kernel's output stage and its per-channel vectors (channels
+    permuted by `order` when given)."""
     p, folded = _quant(node, ctx, rows, fc_per_tensor)
-    table = repack.mve_requant(folded, p.multiplier, p.shift, repack.round_up(rows.shape[0], 4))
+    mult, shift = p.multiplier, p.shift
+    if order is not None:
+        folded, mult, shift = folded[order], mult[order], shift[order]
+    table = repack.mve_requant(folded, mult, shift, repack.round_up(rows.shape[0], 4))
     fields = {"output_zp": p.output_zp, "act_min": p.act_min, "act_max": p.act_max,
               "rq": ctx.constant(node, "rq", table, "int32")}
     return p, fields
@@ -140,7 +144,7 @@ def _fully_connected_mve(node: Node, ctx, params: dict, w: np.ndarray) -> None:
     _, out = _mve_requant(node, ctx, w, fc_per_tensor=True)
     ctx.call(node, "fully_connected_s8", {**params, **out, "k16": k16},
              [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.mve_gemm_rows(w), "int8"),
-              ctx.tensor(node.outputs[0]), ScratchArg(k16)], headers=MVE_HEADERS)
+              ctx.tensor(node.outputs[0]), ScratchArg(4 if k16 == w.shape[1] else k16)], headers=MVE_HEADERS)
 
 
 @_lowering("depthwise_conv2d_s8", "mve")
@@ -148,7 +152,10 @@ def _depthwise_mve(node: Node, ctx, params: dict, w: np.ndarray) -> None:
     """Four channels per vector, the weights in their stored order; the same padded-rows
     scratch as the DSP kernel."""
     taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
-    p, out = _mve_requant(node, ctx, taps.T)
+    order = None
+    if params["depth_multiplier"] == 1 and params["in_c"] % 8 == 0:
+        order = repack.even_odd_order(params["in_c"])  # the kernel's eight-channel groups
+    p, out = _mve_requant(node, ctx, taps.T, order=order)
     ctx.call(node, "depthwise_conv2d_s8", {**params, **out, "input_zp": p.input_zp},
              [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", taps, "int8"),
               ctx.tensor(node.outputs[0]), ScratchArg(depthwise_rows_bytes(params, vector=1))],

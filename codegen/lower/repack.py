@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-RQ_WORDS = 6  # per output channel: folded bias, then kiln_dsp_requant's M, A, p, l, R
+RQ_WORDS = 4  # per output channel: folded bias, then kiln_dsp_requant's M, A, shifts
 
 
 def round_up(n: int, multiple: int) -> int:
@@ -47,8 +47,8 @@ def _pad(a: np.ndarray, axis: int, size: int) -> np.ndarray:
 
 def dsp_requant_records(folded_bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
                         channels_to: int | None = None) -> np.ndarray:
-    """[channels, 6] int32 per output channel: the folded bias, then kiln_dsp_requant's
-    M, A, p, l, R (runtime_c/kiln_dsp.h).
+    """[channels, 4] int32 per output channel: the folded bias, then kiln_dsp_requant's
+    M, A and the shift word p | l << 8 | R << 16 (runtime_c/kiln_dsp.h).
 
     With x = acc << l, M = 2m (uint32) and x read as unsigned, the high word of x * M + 2^31
     is TFLM's doubling high multiply of x and m once A = -M is added for x < 0; with a right
@@ -58,22 +58,29 @@ def dsp_requant_records(folded_bias: np.ndarray, multiplier: np.ndarray, shift: 
     real ones (up to `channels_to`) are zero: kernels compute and drop them.
     """
     m = np.asarray(multiplier, np.int64)
-    s = np.asarray(shift, np.int64)
+    s = _dead_as_r2(m, shift)
     right = np.maximum(-s, 0)
     big_m = 2 * m
     rounding = np.minimum(right, 1)
-    rec = np.stack([np.asarray(folded_bias, np.int64), big_m, -(big_m + rounding),
-                    np.maximum(right - 1, 0), np.maximum(s, 0), rounding], axis=1)
+    shifts = np.maximum(right - 1, 0) | (np.maximum(s, 0) << 8) | (rounding << 16)
+    rec = np.stack([np.asarray(folded_bias, np.int64), big_m, -(big_m + rounding), shifts], axis=1)
     rec = (rec & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
     if channels_to is not None:
         rec = _pad(rec, 0, channels_to)
     return rec
 
 
-def dsp_requant_r2(shift: np.ndarray) -> bool:
-    """Whether every channel shifts right by 2 or more, so the kernels may use
-    kiln_dsp_requant_r2 (no left shift, no saturation in the rounding step)."""
-    return bool(np.all(np.asarray(shift) <= -2))
+def _dead_as_r2(multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """The shifts, with -2 for channels whose multiplier is 0 (TFLM's (0, 0) for a zero or
+    vanishing scale): any shift gives them the output zero point, and this one keeps the
+    layer on the kernels' faster path."""
+    return np.where(np.asarray(multiplier) == 0, -2, np.asarray(shift, np.int64))
+
+
+def dsp_requant_r2(multiplier: np.ndarray, shift: np.ndarray) -> bool:
+    """Whether every channel shifts right by 2 or more (channels of multiplier 0 count as
+    such), so the kernels may use kiln_dsp_requant_r2 (no left shift, no saturating step)."""
+    return bool(np.all(_dead_as_r2(multiplier, shift) <= -2))
 
 
 def dsp_gemm_rows(rows: np.ndarray) -> np.ndarray:
@@ -127,3 +134,10 @@ def mve_requant(folded_bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarr
     table = _pad(np.stack(cols, axis=1), 0, channels_to)  # [C, 4]
     table = table.reshape(-1, 4, 4).transpose(0, 2, 1)  # [groups, field, lane]
     return table.astype(np.int32).reshape(-1)
+
+
+def even_odd_order(channels: int) -> np.ndarray:
+    """Channel order of the Helium depthwise kernel's groups of eight: the even channels of
+    each group, then its odd ones (VMULLB / VMULLT's lanes)."""
+    base = np.arange(0, channels, 8)[:, None]
+    return (base + np.array([0, 2, 4, 6, 1, 3, 5, 7])).reshape(-1)

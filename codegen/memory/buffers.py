@@ -20,6 +20,26 @@ class Buffer:
 
 
 @dataclass(frozen=True)
+class Alias:
+    """A permitted in-place reuse: `out` may start at the offset of `inp`.
+
+    Declared by lowering for a kernel that reads element i of `inp` before it writes element i
+    of `out` (elementwise ops, depthwise convolution one channel at a time). Valid only when
+    `inp` dies at the step `out` is born (inp.last == out.first); the planner decides whether
+    to take it. `temp` is a buffer the in-place kernel needs at that step (the depthwise
+    one-channel copy): it exists only when the alias is chosen.
+    """
+
+    out: str
+    inp: str
+    temp: Buffer | None = None
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return (self.out, self.inp)
+
+
+@dataclass(frozen=True)
 class Plan:
     """Offsets of every buffer in one arena, with what is known about how good the arena is."""
 
@@ -35,6 +55,10 @@ class Plan:
     # False when a wall-clock limit, not a deterministic budget or a proof, ended the search:
     # the plan is valid but another run (on a busier machine) may place buffers differently.
     reproducible: bool = field(default=True, compare=False)
+    # In-place reuse: the (out, inp) pairs of declared `Alias`es the planner took (their temps
+    # are in `offsets`), and the least arena any plan using the declared aliases can reach.
+    aliases: tuple[tuple[str, str], ...] = ()
+    alias_bound: int | None = None  # None: no aliases were declared (then == lower_bound)
 
 
 def align_up(n: int, align: int) -> int:
@@ -61,12 +85,89 @@ def lower_bound(buffers: list[Buffer]) -> int:
     return max((_live_bytes([b for b in buffers if b.first <= t <= b.last]) for t in steps), default=0)
 
 
+def usable_aliases(buffers: list[Buffer], aliases: list[Alias]) -> list[Alias]:
+    """The declared aliases a plan may take: both buffers in the arena with a size, the input
+    dying at the step the output is born (and born before it). Declarations that fail this are ignored, not errors:
+    lowering declares what the kernel allows, the lifetimes decide what is safe."""
+    by = {b.name: b for b in buffers}
+    seen, out = set(), []
+    for a in aliases:
+        o, i = by.get(a.out), by.get(a.inp)
+        if o is None or i is None or a.out == a.inp or a.pair in seen or not o.size or not i.size:
+            continue
+        if i.last != o.first or i.first == i.last or o.align != i.align:
+            continue  # (an input written at the step it dies is no input of that step's call)
+        seen.add(a.pair)
+        out.append(a)
+    return out
+
+
+def _merged(live: list[Buffer], choice: list[Alias]) -> list[Buffer]:
+    """The blocks occupied at one step when the aliases of `choice` are taken."""
+    merged = {b.name: b for b in live}
+    for a in choice:
+        o, i = merged.pop(a.out), merged.pop(a.inp)
+        merged[a.out] = Buffer(a.out, max(o.size, i.size), o.first, o.last, o.align)
+        if a.temp is not None:
+            merged[a.temp.name] = a.temp
+    return list(merged.values())
+
+
+def alias_bound(buffers: list[Buffer], aliases: list[Alias]) -> int:
+    """The lower bound when the planner may take the declared aliases: at each step, the least
+    live bytes over the ways of taking (or not) the aliases born there. Never above
+    `lower_bound`; equal to it when nothing is declared."""
+    usable = usable_aliases(buffers, aliases)
+    best = 0
+    for t in sorted({b.first for b in buffers}):
+        live = [b for b in buffers if b.first <= t <= b.last]
+        here = [a for a in usable if any(b.name == a.out and b.first == t for b in live)]
+        options: list[list[Alias]] = [[]]
+        for a in here:  # every subset using each buffer once (a handful per step)
+            options += [opt + [a] for opt in options
+                        if all(x.out != a.out and x.inp != a.inp and x.out != a.inp and x.inp != a.out
+                               for x in opt)]
+            if len(options) > 256:
+                break
+        best = max(best, min(_live_bytes(_merged(live, opt)) for opt in options))
+    return best
+
+
 class PlanError(Exception):
     """An emitted plan breaks an invariant: a bug in Kiln, never the user's fault."""
 
 
-def validate_plan(buffers: list[Buffer], plan: Plan) -> None:
-    """Independent check of a plan: aligned, inside the arena, no overlap of live buffers."""
+def validate_plan(buffers: list[Buffer], plan: Plan, aliases: list[Alias] = ()) -> None:
+    """Independent check of a plan: aligned, inside the arena, no overlap of live buffers.
+
+    The only overlap allowed is between the two buffers of an alias that was declared and
+    chosen, at the same offset, the input's last step being the output's first; the temp of
+    a chosen alias is checked like any buffer.
+    """
+    declared = {a.pair: a for a in aliases}
+    by_name = {b.name: b for b in buffers}
+    allowed: set[frozenset[str]] = set()
+    used_out, used_in = set(), set()
+    buffers = list(buffers)
+    for pair in plan.aliases:
+        a = declared.get(tuple(pair))
+        if a is None:
+            raise PlanError(f"alias {pair[0]} <- {pair[1]} was not declared")
+        o, i = by_name.get(a.out), by_name.get(a.inp)
+        if o is None or i is None:
+            raise PlanError(f"alias {a.out} <- {a.inp} names a buffer outside the arena")
+        if i.last != o.first or i.first == i.last:
+            raise PlanError(f"alias {a.out} <- {a.inp}: {a.inp} dies at step {i.last}, "
+                            f"{a.out} is born at step {o.first}")
+        if plan.offsets.get(a.out) != plan.offsets.get(a.inp):
+            raise PlanError(f"alias {a.out} <- {a.inp}: offsets differ")
+        if a.out in used_out or a.inp in used_in:
+            raise PlanError(f"alias {a.out} <- {a.inp}: a buffer is reused twice at one step")
+        used_out.add(a.out)
+        used_in.add(a.inp)
+        allowed.add(frozenset(pair))
+        if a.temp is not None:
+            buffers.append(a.temp)
     for b in buffers:
         off = plan.offsets.get(b.name)
         if off is None:
@@ -81,5 +182,5 @@ def validate_plan(buffers: list[Buffer], plan: Plan) -> None:
         for b in by_start[i + 1:]:
             if plan.offsets[b.name] >= a_end:
                 break
-            if a.size and b.size and a.overlaps_in_time(b):
+            if a.size and b.size and a.overlaps_in_time(b) and frozenset((a.name, b.name)) not in allowed:
                 raise PlanError(f"buffers {a.name} and {b.name} are live together and overlap")

@@ -6,6 +6,13 @@ below the arena size, and the arena size is minimised. The greedy plan is given 
 the solver starts from it and can only improve on it; the live-bytes lower bound is given as
 the objective's floor, so a plan that reaches it is proven at once.
 
+In-place reuse (declared `Alias`es): each usable pair gets a Boolean. Time runs in half
+steps: a buffer live over steps [first, last] covers [2 first, 2 last + 2). When the Boolean
+is true, the output's offset equals the input's, the input's rectangle ends half a step early
+and the output's starts half a step late, so the two no longer meet in the NoOverlap2D while
+both still meet everything else live at that step; the depthwise temp is an optional
+rectangle present only then. The floor becomes the aliasing-aware bound.
+
 Determinism: the build output must be byte-identical across runs, so the search must not
 depend on thread timing. Measured on random instances (2-core machine, 18 instances, 4 s
 each): two parallel workers found different offsets from run to run; CP-SAT's deterministic
@@ -22,7 +29,7 @@ import time
 
 from ortools.sat.python import cp_model
 
-from codegen.memory.buffers import Buffer, Plan, lower_bound
+from codegen.memory.buffers import Alias, Buffer, Plan, alias_bound, lower_bound, usable_aliases
 
 SEED = 20240601
 WORKERS = 1  # see the module docstring: more workers are either non-deterministic or weaker
@@ -46,7 +53,7 @@ def _params(solver: cp_model.CpSolver, time_limit: float, wall_left: float) -> N
 
 
 def solve_cpsat(buffers: list[Buffer], start: Plan, time_limit: float = 10.0,
-                started: float | None = None) -> Plan:
+                started: float | None = None, aliases: list[Alias] = ()) -> Plan:
     """Minimise the arena, starting from `start` (a valid plan, used as hint and upper bound).
 
     Returns a plan with status OPTIMAL when the solver proves no smaller arena exists (or the
@@ -57,28 +64,74 @@ def solve_cpsat(buffers: list[Buffer], start: Plan, time_limit: float = 10.0,
     """
     t0 = time.perf_counter() if started is None else started
     bound = lower_bound(buffers)
-    if start.arena_size <= bound:
-        return Plan(dict(start.offsets), start.arena_size, bound, "cpsat", "OPTIMAL", bound,
-                    time.perf_counter() - t0)
+    usable = usable_aliases(buffers, list(aliases))
+    floor = alias_bound(buffers, usable) if aliases else bound
+    extra = {"aliases": start.aliases, "alias_bound": floor if aliases else None}
+    if start.arena_size <= floor:
+        return Plan(dict(start.offsets), start.arena_size, bound, "cpsat", "OPTIMAL", floor,
+                    time.perf_counter() - t0, **extra)
     ub = start.arena_size
     model = cp_model.CpModel()
-    arena = model.new_int_var(bound, ub, "arena")
+    arena = model.new_int_var(floor, ub, "arena")
     times, addrs, offsets = [], [], {}
+    hinted = set(start.aliases)
+    taken = {a.pair: model.new_bool_var(f"alias{j}") for j, a in enumerate(usable)}
+    for j, a in enumerate(usable):
+        model.add_hint(taken[a.pair], a.pair in hinted)
+    for name_of in ((lambda a: a.out), (lambda a: a.inp)):  # each buffer reused once at most
+        by: dict[str, list] = {}
+        for a in usable:
+            by.setdefault(name_of(a), []).append(taken[a.pair])
+        for lits in by.values():
+            if len(lits) > 1:
+                model.add_at_most_one(lits)
+
+    def place(key: str, b: Buffer, hint: int | None, present=None):
+        k = model.new_int_var(0, (ub - b.size) // b.align, f"k{key}")
+        off = model.new_int_var(0, ub - b.size, f"o{key}")
+        model.add(off == b.align * k)
+        fits = model.add(off + b.size <= arena)
+        if present is not None:
+            fits.only_enforce_if(present)
+        if hint is not None:
+            model.add_hint(k, hint // b.align)
+            model.add_hint(off, hint)
+        return off
+
     for i, b in enumerate(buffers):
         if b.size == 0:
             continue
-        k = model.new_int_var(0, (ub - b.size) // b.align, f"k{i}")
-        off = model.new_int_var(0, ub - b.size, f"o{i}")
-        model.add(off == b.align * k)
-        model.add(off + b.size <= arena)
-        model.add_hint(k, start.offsets[b.name] // b.align)
-        model.add_hint(off, start.offsets[b.name])
+        off = place(str(i), b, start.offsets[b.name])
         offsets[b.name] = off
-        times.append(model.new_fixed_size_interval_var(b.first, b.last - b.first + 1, f"t{i}"))
+        born = [taken[a.pair] for a in usable if a.out == b.name]  # starts half a step late
+        dies = [taken[a.pair] for a in usable if a.inp == b.name]  # ends half a step early
+        if born or dies:
+            s0 = model.new_int_var(2 * b.first, 2 * b.first + 1, f"s{i}")
+            e0 = model.new_int_var(2 * b.last + 1, 2 * b.last + 2, f"e{i}")
+            model.add(s0 == 2 * b.first + sum(born))
+            model.add(e0 == 2 * b.last + 2 - sum(dies))
+            span = 2 * (b.last - b.first + 1)
+            d0 = model.new_int_var(span - 2, span, f"d{i}")
+            model.add(d0 == e0 - s0)
+            times.append(model.new_interval_var(s0, d0, e0, f"t{i}"))
+        else:
+            times.append(model.new_fixed_size_interval_var(2 * b.first, 2 * (b.last - b.first + 1), f"t{i}"))
         addrs.append(model.new_fixed_size_interval_var(off, b.size, f"a{i}"))
+    for j, a in enumerate(usable):
+        lit = taken[a.pair]
+        model.add(offsets[a.out] == offsets[a.inp]).only_enforce_if(lit)
+        if a.temp is not None and a.temp.size:
+            t = a.temp
+            off = place(f"tmp{j}", t, start.offsets.get(t.name) if a.pair in hinted else None, lit)
+            offsets[t.name] = off
+            times.append(model.new_fixed_size_interval_var(2 * t.first, 2 * (t.last - t.first + 1), f"tt{j}"))
+            addrs.append(model.new_optional_fixed_size_interval_var(off, t.size, lit, f"ta{j}"))
     model.add_no_overlap_2d(times, addrs)
     model.add_hint(arena, ub)
-    model.minimize(arena)
+    # Least arena first; among equal arenas, the fewest in-place reuses (an in-place depthwise
+    # kernel copies each channel once more, so it is only worth taking when it saves bytes).
+    scale = len(usable) + 1
+    model.minimize(arena * scale + sum(taken.values()))
 
     solver = cp_model.CpSolver()
     _params(solver, time_limit, time_limit - (time.perf_counter() - t0))
@@ -87,11 +140,17 @@ def solve_cpsat(buffers: list[Buffer], start: Plan, time_limit: float = 10.0,
     on_budget = solver.deterministic_time >= solver.parameters.max_deterministic_time * 0.999
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         # No solution within the limit (the hint was not even checked): keep the start plan.
-        return Plan(dict(start.offsets), start.arena_size, bound, "cpsat", "FEASIBLE", bound, seconds,
-                    reproducible=on_budget)
+        return Plan(dict(start.offsets), start.arena_size, bound, "cpsat", "FEASIBLE", floor, seconds,
+                    reproducible=on_budget, **extra)
     result = {b.name: solver.value(offsets[b.name]) if b.name in offsets else 0 for b in buffers}
-    size = max((result[b.name] + b.size for b in buffers), default=0)
-    proven = max(bound, int(solver.best_objective_bound))
+    chosen = [a for a in usable if solver.boolean_value(taken[a.pair])]
+    for a in chosen:
+        if a.temp is not None:
+            result[a.temp.name] = solver.value(offsets[a.temp.name]) if a.temp.name in offsets else 0
+    placed = buffers + [a.temp for a in chosen if a.temp is not None]
+    size = max((result[b.name] + b.size for b in placed), default=0)
+    proven = max(floor, -(-(int(solver.best_objective_bound) - scale + 1) // scale))
     optimal = status == cp_model.OPTIMAL or size <= proven
+    extra["aliases"] = tuple(a.pair for a in chosen)
     return Plan(result, size, bound, "cpsat", "OPTIMAL" if optimal else "FEASIBLE",
-                size if optimal else proven, seconds, reproducible=optimal or on_budget)
+                size if optimal else proven, seconds, reproducible=optimal or on_budget, **extra)

@@ -158,8 +158,13 @@ def memory_markdown(plan: Plan, buffers: list[Buffer], name: str, svg_file: str 
     lines = [f"# Memory plan of {name}", "",
              f"- arena: {f['arena']} B",
              f"- lower bound (largest live total): {f['lower_bound']} B"]
-    if f["proven_bound"] != f["lower_bound"]:
+    if plan.alias_bound is not None:
+        lines.append(f"- lower bound with the declared in-place reuse: {plan.alias_bound} B")
+    if f["proven_bound"] != (f["lower_bound"] if plan.alias_bound is None else plan.alias_bound):
         lines.append(f"- proven bound (CP-SAT): {f['proven_bound']} B")
+    if plan.aliases:
+        lines.append("- in place (output written over its dying input): "
+                     + ", ".join(f"{o} over {i}" for o, i in plan.aliases).replace("|", chr(92) + "|"))
     lines += [f"- sum of buffer sizes: {f['sum_of_sizes']} B ({f['buffers']} buffers)",
               f"- planner: {f['planner']}, status {f['status']}", ""]
     if svg_file:

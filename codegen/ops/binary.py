@@ -16,6 +16,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.lower.context import LowerContext
+from codegen.lower.inplace import allow_elementwise_inplace
 from codegen.ops.common import (apply_float_activation, broadcast_plan, broadcast_shape,
                                 check_activation, float_activation, quant_of, require_dtypes)
 from codegen.ops.registry import Op, OpKind
@@ -109,8 +110,8 @@ class BinaryOp(Op):
         if ctx.g.values[a].dtype == "float32":
             lo, hi = float_activation(node)
             params = {**cls.loop_params(node, ctx), "act_min": lo, "act_max": hi}
-            ctx.call(node, f"{cls.kernel_stem}_f32", params,
-                     [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])])
+            allow_elementwise_inplace(ctx, ctx.call(node, f"{cls.kernel_stem}_f32", params,
+                     [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])]))
         else:
             cls.lower_int8(node, ctx)
 
@@ -120,9 +121,9 @@ class BinaryOp(Op):
         q = cls.c_params(cls.int8_params(node, ctx.g))
         params = {**cls.loop_params(node, ctx), **{f"q.{k}": v for k, v in q.items()}}
         a, b = node.inputs
-        ctx.call(node, f"{cls.kernel_stem}_bcast_s8", params,
+        allow_elementwise_inplace(ctx, ctx.call(node, f"{cls.kernel_stem}_bcast_s8", params,
                  [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])],
-                 headers=("kiln_quant.h",))
+                 headers=("kiln_quant.h",)))
 
 
 def add_sub_c_params(p) -> dict[str, int]:

@@ -11,6 +11,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
+from codegen.lower.inplace import allow_depthwise_inplace
 from codegen.lower.packed import lower_packed
 from codegen.ops.common import apply_float_activation, float_activation, require_dtypes
 from codegen.ops.conv2d import check_float_linear, float_bias_arg
@@ -104,9 +105,9 @@ class DepthwiseConv2D(Op):
         ins = [ctx.tensor(x), ctx.tensor(w)]
         if g.values[x].dtype == "float32":
             params["act_min"], params["act_max"] = float_activation(node)
-            ctx.call(node, "depthwise_conv2d_f32", params,
-                     ins + [float_bias_arg(node, ctx, channels), ctx.tensor(node.outputs[0])])
+            allow_depthwise_inplace(ctx, ctx.call(node, "depthwise_conv2d_f32", params,
+                     ins + [float_bias_arg(node, ctx, channels), ctx.tensor(node.outputs[0])]))
             return
         int8_params, bias = lower_int8_linear(node, ctx, channels, _weight_rows(wv.data))
-        ctx.call(node, "depthwise_conv2d_s8", {**params, **int8_params},
-                 ins + [bias, ctx.tensor(node.outputs[0])], headers=("kiln_quant.h",))
+        allow_depthwise_inplace(ctx, ctx.call(node, "depthwise_conv2d_s8", {**params, **int8_params},
+                 ins + [bias, ctx.tensor(node.outputs[0])], headers=("kiln_quant.h",)))

@@ -14,6 +14,7 @@ import numpy as np
 
 from codegen.ir.graph import Graph, Node
 from codegen.lower.context import LowerContext
+from codegen.lower.inplace import allow_elementwise_inplace
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind
 
@@ -58,8 +59,8 @@ class FloatUnaryOp(Op):
     def lower(cls, node, ctx: LowerContext):
         x, out = node.inputs[0], node.outputs[0]
         alpha, beta = cls.c_params(node)
-        ctx.call(node, cls.kernel(node), {"n": ctx.g.values[x].size, "alpha": float(alpha), "beta": float(beta)},
-                 [ctx.tensor(x), ctx.tensor(out)], headers=("math.h",))
+        allow_elementwise_inplace(ctx, ctx.call(node, cls.kernel(node), {"n": ctx.g.values[x].size, "alpha": float(alpha), "beta": float(beta)},
+                 [ctx.tensor(x), ctx.tensor(out)], headers=("math.h",)))
 
 
 def erf(x: np.ndarray) -> np.ndarray:

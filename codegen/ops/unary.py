@@ -15,6 +15,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.lower.context import LowerContext
+from codegen.lower.inplace import allow_elementwise_inplace
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind
 from codegen.quant import unary_lut_int8
@@ -34,8 +35,8 @@ def lower_lut(node: Node, ctx: LowerContext, fn: Int8Fn) -> None:
     """Emit `out[i] = table[(uint8_t)in[i]]` with the table of `fn` over all 256 inputs."""
     x, out = node.inputs[0], node.outputs[0]
     table = ctx.constant(node, "lut", unary_lut_int8(fn), "int8")
-    ctx.call(node, "unary_lut_s8", {"n": ctx.g.values[x].size, "table": table},
-             [ctx.tensor(x), ctx.tensor(out)], headers=("kiln_quant.h",))
+    allow_elementwise_inplace(ctx, ctx.call(node, "unary_lut_s8", {"n": ctx.g.values[x].size, "table": table},
+             [ctx.tensor(x), ctx.tensor(out)], headers=("kiln_quant.h",)))
 
 
 class UnaryOp(Op):
@@ -82,5 +83,5 @@ class UnaryOp(Op):
         if ctx.g.values[x].dtype == "int8":
             lower_lut(node, ctx, cls.int8_fn(node, ctx.g))
             return
-        ctx.call(node, cls.float_kernel, {"n": ctx.g.values[x].size, **cls.float_params(node)},
-                 [ctx.tensor(x), ctx.tensor(out)], headers=cls.float_headers)
+        allow_elementwise_inplace(ctx, ctx.call(node, cls.float_kernel, {"n": ctx.g.values[x].size, **cls.float_params(node)},
+                 [ctx.tensor(x), ctx.tensor(out)], headers=cls.float_headers))

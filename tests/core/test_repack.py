@@ -22,8 +22,9 @@ def _s32(v: np.ndarray) -> np.ndarray:
 
 
 def dsp_requant(acc: np.ndarray, rec: np.ndarray, zp: int) -> np.ndarray:
-    """kiln_dsp_requant, step by step in 64-bit numpy (rec: bias, M, A, p, l, R)."""
-    _, big_m, a, p, left, rnd = (int(v) for v in rec)
+    """kiln_dsp_requant, step by step in 64-bit numpy (rec: bias, M, A, p | l << 8 | R << 16)."""
+    _, big_m, a, shifts = (int(v) for v in rec)
+    p, left, rnd = shifts & 0xFF, (shifts >> 8) & 0xFF, shifts >> 16
     x = (np.asarray(acc, np.int64) << left) & M32  # as uint32
     prod = x.astype(object) * (big_m & M32)  # exact 64-bit product
     hi = np.array([(int(v) >> 32) + ((int(v) & M32) >> 31) for v in prod], np.int64)
@@ -34,7 +35,8 @@ def dsp_requant(acc: np.ndarray, rec: np.ndarray, zp: int) -> np.ndarray:
 
 def dsp_requant_r2(acc: np.ndarray, rec: np.ndarray, zp: int) -> np.ndarray:
     """kiln_dsp_requant_r2: no left shift, `k` = 1 + 2 zp added before SSAT's halving."""
-    _, big_m, a, p, _, _ = (int(v) for v in rec)
+    _, big_m, a, shifts = (int(v) for v in rec)
+    p = shifts & 0xFF
     x = np.asarray(acc, np.int64) & M32
     prod = x.astype(object) * (big_m & M32)
     hi = np.array([(int(v) >> 32) + ((int(v) & M32) >> 31) for v in prod], np.int64)
@@ -59,7 +61,7 @@ def test_dsp_requant_records_are_exact(shift, multiplier):
     (rec,) = repack.dsp_requant_records(np.array([0]), np.array([multiplier]), np.array([shift]))
     for zp in (-128, -3, 0, 127):
         np.testing.assert_array_equal(dsp_requant(acc, rec, zp), tflm(acc, multiplier, shift, zp))
-        if repack.dsp_requant_r2(np.array([shift])):
+        if repack.dsp_requant_r2(np.array([multiplier]), np.array([shift])):
             np.testing.assert_array_equal(dsp_requant_r2(acc, rec, zp), tflm(acc, multiplier, shift, zp))
 
 
@@ -77,9 +79,11 @@ def test_records_hold_the_bias_and_pad_channels_with_zeros():
     rec = repack.dsp_requant_records(np.array([-7, 9000]), np.array([1 << 30, 1 << 30]), np.array([-3, 2]), 4)
     assert rec.shape == (4, repack.RQ_WORDS) and rec.dtype == np.int32
     assert list(rec[:, 0]) == [-7, 9000, 0, 0]
-    assert list(rec[0, 3:]) == [2, 0, 1] and list(rec[1, 3:]) == [0, 2, 0]  # p, l, R
+    assert rec[0, 3] == 2 | 0 << 8 | 1 << 16 and rec[1, 3] == 0 | 2 << 8 | 0 << 16  # p | l << 8 | R << 16
     assert not rec[2:].any()
-    assert repack.dsp_requant_r2(np.array([-2, -9])) and not repack.dsp_requant_r2(np.array([-2, -1]))
+    assert repack.dsp_requant_r2(np.array([5, 5]), np.array([-2, -9]))
+    assert not repack.dsp_requant_r2(np.array([5, 5]), np.array([-2, -1]))
+    assert repack.dsp_requant_r2(np.array([5, 0]), np.array([-2, 0]))  # multiplier 0: always zp
 
 
 def _sxtb16(word: int, ror8: bool = False) -> tuple[int, int]:

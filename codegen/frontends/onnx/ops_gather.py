@@ -1,5 +1,6 @@
 """Element gathers and scatters with constant indices: GatherElements, GatherND, Compress,
-ReverseSequence, Trilu, ScatterND, ScatterElements / Scatter (no reduction), and EyeLike.
+ReverseSequence, Trilu, ScatterND, ScatterElements / Scatter (no reduction), TensorScatter
+(constant write indices), and EyeLike.
 
 They only move elements, to places known at compile time. Instead of re-implementing each,
 the frontend runs ONNX's reference implementation of the node once on the element
@@ -64,12 +65,12 @@ def convert_gather_like(ctx, node):
     take(ctx, node, (0,))
 
 
-@converter("ScatterND", "ScatterElements", "Scatter")
+@converter("ScatterND", "ScatterElements", "Scatter", "TensorScatter")
 def convert_scatter(ctx, node):
     reduction = node.attr("reduction", "none")
     if reduction != "none":
         raise node.error(f"reduction '{reduction}' is not supported (only 'none')")
-    take(ctx, node, (0, 2))
+    take(ctx, node, (0, 1) if node.op_type == "TensorScatter" else (0, 2))
 
 
 @converter("EyeLike")

@@ -1,0 +1,159 @@
+"""Cortex-M benchmark: exact instructions per inference of the MLPerf Tiny int8 models on the
+emulated M4, M7 and M55 boards, Kiln's DSP / Helium kernels against Kiln's portable reference
+kernels, next to TFLite Micro + CMSIS-NN's counts on the same M4 board; flash and RAM of
+each firmware.
+
+Run from the repository root:  python -m bench.cortex_m  [--out bench/CORTEX_M.md]
+
+Counts come from `kiln profile`'s machinery (codegen/verify/profile.py: the QEMU plugin counts
+every executed instruction between the markers around the model call), one inference on a
+fixed random int8 input. Sizes come from arm-none-eabi-size on the firmware (the model plus
+the test harness and startup code; the samples live outside the budget) and on the model's
+objects alone; the stack is the harness's measured high-water mark. TFLite Micro is not
+built here: its figures are the ones published in shared/models/README.md, measured with the
+same toolchain, board and counting method.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import platform
+import subprocess
+import tempfile
+from pathlib import Path
+
+from codegen.options import CompileOptions
+from codegen.targets import load_target
+from codegen.verify.profile import Profile, build_plugin, profile_model
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT.parent / "shared" / "models" / "mlperf_tiny"
+INT8_MODELS = [("KWS", "kws_ref_model.tflite"), ("VWW", "vww_96_int8.tflite"),
+               ("IC", "pretrainedResnet_quant.tflite"), ("AD", "ad01_int8.tflite"),
+               ("streaming wake word", "str_ww_ref_model.tflite")]
+TARGETS = ["cortex-m4", "cortex-m7", "cortex-m55"]
+# shared/models/README.md: TFLite Micro (arm-none-eabi-gcc 12.2, -O2) on QEMU mps2-an386 (M4F),
+# one Invoke(): instructions with the reference and with the CMSIS-NN kernels, arena, flash.
+TFLM_M4 = {"KWS": (43_114_455, 7_699_864, 22_820, 147_908),
+           "VWW": (100_482_043, 24_101_898, 100_708, 427_260),
+           "IC": (107_490_876, 29_863_324, 54_996, 187_456),
+           "AD": (1_953_946, 582_926, 2_580, 318_320),
+           "streaming wake word": (8_299_807, 2_227_075, 16_596, 165_348)}
+KERNEL_GROUPS = [("conv", "conv2d_s8"), ("depthwise", "depthwise_conv2d_s8"), ("fully connected", "fully_connected_s8"),
+                 ("add", "add_bcast_s8"), ("avg pool", "average_pool2d_s8"), ("softmax", "softmax_s8")]
+
+
+def profile(model: Path, target: str, reference: bool, plugin: Path) -> Profile:
+    t = load_target(target)
+    if reference:
+        t = dataclasses.replace(t, variants=("reference",))
+    return profile_model(model, CompileOptions(t), samples=1, seed=0, plugin=plugin)
+
+
+def _fmt(n: int) -> str:
+    return f"{n:,}"
+
+
+def _variant(p: Profile) -> str:
+    names = sorted({c.variant for c in p.calls if c.variant != "reference"})
+    return "+".join(names) or "reference"
+
+
+def _toolchain() -> str:
+    gcc = subprocess.run(["arm-none-eabi-gcc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    qemu = subprocess.run(["qemu-system-arm", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    return f"{gcc}; {qemu}"
+
+
+def _commit() -> str:
+    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return proc.stdout.strip() or "unknown"
+
+
+def render(results: dict, toolchain: str) -> str:
+    lines = ["# Cortex-M: instructions per inference, flash and RAM (MLPerf Tiny, int8)", "",
+             f"Command: `python -m bench.cortex_m` (from the repository root; commit {_commit()}).  ",
+             f"Toolchain and emulator: {toolchain}; host {platform.machine()}, Python {platform.python_version()}.",
+             "",
+             "Exact executed instructions of one inference (the call into the generated model to its return), "
+             "counted in QEMU by the project's TCG plugin on the boards of `boards/` (M4: mps2-an386, M7: "
+             "mps2-an500, M55: mps3-an547), on a fixed random int8 input (the counts do not depend on the "
+             "values except for a few branches in softmax and activation clamps). *Kiln fast* is the target's "
+             "kernel variants (DSP extension with ACLE intrinsics and a little inline assembly on M4/M7; Helium "
+             "on M55, DSP kernels where no Helium kernel exists), *Kiln reference* the same compiler with the "
+             "portable C kernels only. Every fast build is bit-exact with TFLite Micro (`pytest tests/cortex_m "
+             "-m slow`, 20 samples per model and target; `tests/cortex_m/test_dsp_kernels.py` per kernel).",
+             "",
+             "**TFLite Micro columns are published figures, not measured by this script**: "
+             "shared/models/README.md (TFLite Micro built from source with arm-none-eabi-gcc 12.2 `-O2`, run on "
+             "the same QEMU M4 board under the same kind of counting plugin; M7 within 2 % of M4; no M55 figure, "
+             "so the M55 rows compare with the M4 count).", ""]
+    lines += ["## Instructions per inference", "",
+              "| model | target | Kiln fast | Kiln reference | fast vs reference | TFLM reference (M4) | "
+              "TFLM + CMSIS-NN (M4) | TFLM + CMSIS-NN / Kiln fast |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for name, _ in INT8_MODELS:
+        tflm_ref, tflm_cmsis, _, _ = TFLM_M4[name]
+        for target in TARGETS:
+            fast, ref = results[name][target]
+            lines.append(f"| {name} | {target} ({_variant(fast)}) | {_fmt(fast.totals[0])} | {_fmt(ref.totals[0])} | "
+                         f"{ref.totals[0] / fast.totals[0]:.2f}x | {_fmt(tflm_ref)} | {_fmt(tflm_cmsis)} | "
+                         f"{tflm_cmsis / fast.totals[0]:.2f}x |")
+    lines += ["", "## Where the instructions go (M4, Kiln fast)", "",
+              "| model | " + " | ".join(g for g, _ in KERNEL_GROUPS) + " | other |",
+              "|---|" + "---:|" * (len(KERNEL_GROUPS) + 1)]
+    for name, _ in INT8_MODELS:
+        fast = results[name]["cortex-m4"][0]
+        by: dict[str, int] = {}
+        for c in fast.calls:
+            by[c.kernel] = by.get(c.kernel, 0) + c.instructions[0]
+        cells = [_fmt(by.pop(k)) if k in by else "" for _, k in KERNEL_GROUPS]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {_fmt(sum(by.values())) if by else ''} |")
+    lines += ["", "## Flash and RAM", "",
+              "Bytes from arm-none-eabi-size. *Model*: the generated code and constants alone (`N.c`, "
+              "`N_weights.c` objects): flash = text + rodata, RAM = data + bss (the arena). *Firmware*: the "
+              "linked image with the test harness and startup code: flash = text + rodata, RAM = data + bss + "
+              "the stack's measured high-water mark. TFLite Micro: arena as its interpreter reports it "
+              "(`arena_used_bytes`) and the flash of its CMSIS-NN firmware, both published.", "",
+              "| model | target | model flash | model RAM | firmware flash | firmware RAM (stack) | "
+              "reference kernels: firmware flash | TFLM arena (M4) | TFLM + CMSIS-NN firmware flash (M4) |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, _ in INT8_MODELS:
+        _, _, tflm_arena, tflm_flash = TFLM_M4[name]
+        for target in TARGETS:
+            fast, ref = results[name][target]
+            m, f = fast.model_sizes, fast.firmware_sizes
+            stack = fast.stack_bytes or 0
+            lines.append(f"| {name} | {target} | {_fmt(m.text + m.rodata)} | {_fmt(m.data + m.bss)} | "
+                         f"{_fmt(f.text + f.rodata)} | {_fmt(f.data + f.bss + stack)} ({_fmt(stack)}) | "
+                         f"{_fmt(ref.firmware_sizes.text + ref.firmware_sizes.rodata)} | {_fmt(tflm_arena)} | "
+                         f"{_fmt(tflm_flash)} |")
+    lines += ["", "Kiln's arena includes the fast kernels' scratch buffers (im2col columns, padded input rows), "
+              "which the memory planner places in the gaps of the activations' lifetimes; the repacked "
+              "weights take the same flash as the reference's int8 weights, plus the per-channel "
+              "requantization constants (24 bytes per output channel for the DSP kernels, 16 for Helium).", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "CORTEX_M.md")
+    args = ap.parse_args(argv)
+    results: dict = {}
+    with tempfile.TemporaryDirectory(prefix="kiln-bench-") as tmp:
+        plugin = build_plugin(Path(tmp))
+        for name, fname in INT8_MODELS:
+            results[name] = {}
+            for target in TARGETS:
+                fast = profile(MODELS / fname, target, False, plugin)
+                ref = profile(MODELS / fname, target, True, plugin)
+                results[name][target] = (fast, ref)
+                print(f"{name:20s} {target:11s} fast {fast.totals[0]:>12,}  reference {ref.totals[0]:>12,}", flush=True)
+    args.out.write_text(render(results, _toolchain()))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""RAM and flash budgets: `--ram-limit` / `--flash-limit`, and `codegen.budget` for boards."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codegen.budget import CODE_BYTES_PER_CALL, CODE_BYTES_PER_KERNEL, check_budget, need_of, parse_size
+from codegen.compiler import compile_model
+from codegen.errors import KilnError
+from codegen.options import CompileOptions
+from codegen.targets import load_target
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "models"
+MODEL = GOLDEN / "tiny_int8.tflite"
+
+
+@pytest.mark.parametrize("text,value", [("65536", 65536), ("64K", 65536), ("64k", 65536), ("64KiB", 65536),
+                                        ("64KB", 65536), ("1M", 2 ** 20), ("1.5M", 3 * 2 ** 19),
+                                        ("2G", 2 ** 31), ("0", 0), ("12B", 12)])
+def test_sizes_take_binary_suffixes(text, value):
+    assert parse_size(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "K", "-1", "1.3", "12X", "1 MB extra", "0x100"])
+def test_bad_sizes_are_refused(text):
+    with pytest.raises(ValueError):
+        parse_size(text)
+
+
+def build(**limits):
+    return compile_model(MODEL, CompileOptions(target=load_target("host"), planner="greedy", **limits))
+
+
+def test_a_model_that_fits_exactly_builds():
+    m = build().manifest
+    need = need_of(m)
+    assert need.ram_bytes == m["arena_bytes"] > 0
+    assert need.flash_bytes == m["weights_bytes"] + CODE_BYTES_PER_KERNEL * len(m["kernels"]) \
+        + CODE_BYTES_PER_CALL * len(m["fusion_groups"])
+    build(ram_limit=need.ram_bytes, flash_limit=need.flash_bytes)
+
+
+def test_one_byte_too_little_ram_or_flash_fails_with_need_and_budget():
+    need = need_of(build().manifest)
+    with pytest.raises(KilnError) as info:
+        build(ram_limit=need.ram_bytes - 1)
+    assert str(info.value) == (f"{MODEL}: needs {need.ram_bytes} B of RAM (activation arena), budget is "
+                               f"{need.ram_bytes - 1} B (--ram-limit): 1 B over")
+    with pytest.raises(KilnError) as info:
+        build(flash_limit=need.flash_bytes - 1)
+    assert f"needs {need.flash_bytes} B of flash (weights" in str(info.value)
+    assert f"budget is {need.flash_bytes - 1} B (--flash-limit): 1 B over" in str(info.value)
+
+
+def test_the_check_is_reusable_with_a_board_budget():
+    manifest = build().manifest
+    with pytest.raises(KilnError, match=r"budget is 10 B \(board microbit\)"):
+        check_budget(manifest, ram_limit=10, source="board microbit")
+    assert check_budget(manifest, ram_limit=2 ** 20, flash_limit=2 ** 20).ram_bytes == manifest["arena_bytes"]
+
+
+def kiln(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "codegen", *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ}, timeout=120)
+
+
+def test_cli_refuses_a_model_over_budget_in_one_line_and_writes_nothing(tmp_path):
+    out = tmp_path / "out"
+    for option, limit, what in (("--ram-limit", "40", "B of RAM"), ("--flash-limit", "1K", "B of flash")):
+        proc = kiln("build", MODEL, "--target", "host", "-o", out, option, limit)
+        assert proc.returncode == 2
+        (line,) = proc.stderr.strip().splitlines()
+        assert line.startswith(f"kiln: error: {MODEL}: needs ") and what in line
+        assert f"budget is {parse_size(limit)} B ({option})" in line
+        assert not out.exists()
+    proc = kiln("build", MODEL, "--target", "host", "-o", out, "--ram-limit", "64K", "--flash-limit", "1M")
+    assert proc.returncode == 0, proc.stderr
+    proc = kiln("verify", MODEL, "--target", "host", "--samples", "1", "--flash-limit", "100")
+    assert proc.returncode == 2 and "B of flash" in proc.stderr
+
+
+def test_cli_refuses_a_malformed_limit(tmp_path):
+    proc = kiln("build", MODEL, "--target", "host", "-o", tmp_path / "o", "--ram-limit", "12X")
+    assert proc.returncode == 2 and "'12X' is not a size" in proc.stderr and "Traceback" not in proc.stderr
