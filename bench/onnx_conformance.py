@@ -66,6 +66,7 @@ WEIGHT_INPUTS: dict[str, tuple[int, ...]] = {
     "Attention": (6,), "ScatterND": (1,), "ScatterElements": (1,), "Scatter": (1,), "Compress": (1,),
     "ReverseSequence": (1,), "TensorScatter": (2,), "AffineGrid": (1,), "RotaryEmbedding": (1, 2, 3),
     "CausalConvWithState": (1, 2), "DFT": (1, 2), "STFT": (1, 2, 3),
+    "NegativeLogLikelihoodLoss": (2,), "SoftmaxCrossEntropyLoss": (2,),
 }
 
 

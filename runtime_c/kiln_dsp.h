@@ -160,7 +160,7 @@ KILN_DSP_INLINE void kiln_dsp_fill_s16(int16_t *dst, int32_t v, int32_t n)
  * because GCC 12 spills one of its 14 live registers (and loses the LDRDs) in this loop.
  * Returns w past the pair of rows. */
 KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t *col0,
-                                              const int16_t *col1, int32_t groups, int32_t acc[4])
+                                                const int16_t *col1, int32_t groups, int32_t acc[4])
 {
     const int16_t *c0 = col0, *c1 = col1;
     int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
@@ -209,7 +209,7 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t 
  * acc[1] += r1.c; per group one LDRD of the column, one of the weights, four SXTB16 and four
  * SMLAD (assembly, two groups per loop turn, for the same reason as kiln_dsp_dot_2x2). */
 KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x1(const int32_t *w, const int16_t *col, int32_t groups,
-                                              int32_t acc[2])
+                                                int32_t acc[2])
 {
     const int16_t *c = col;
     int32_t a0 = acc[0], a1 = acc[1];
@@ -262,7 +262,7 @@ KILN_DSP_INLINE void kiln_dsp_dw_tap(const int8_t *x, const int32_t *w, int32_t 
 /* Four channels over a k_h x k_w window whose first tap is at x; taps ystride bytes apart
  * vertically and xstride horizontally; w the group's taps (two words each). */
 KILN_DSP_INLINE void kiln_dsp_dw_taps(const int8_t *x, int32_t ystride, int32_t xstride, int32_t k_h,
-                                    int32_t k_w, const int32_t *w, int32_t acc[4])
+                                      int32_t k_w, const int32_t *w, int32_t acc[4])
 {
     int32_t ky, kx;
     for (ky = 0; ky < k_h; ++ky, x += ystride) {
@@ -395,8 +395,8 @@ KILN_DSP_INLINE uint32_t kiln_dsp_clamp4(uint32_t v, uint32_t lo4, uint32_t hi4)
  * qi (a record past its bias), by kiln_dsp_requant_r2 when `r2` (k = 1 + 2 * zp) or else
  * kiln_dsp_requant (zp), then clamped to the lanes of lo4 / hi4. */
 KILN_DSP_INLINE uint32_t kiln_dsp_out4(const int32_t *a, const int32_t *q0, const int32_t *q1,
-                                     const int32_t *q2, const int32_t *q3, int r2, int32_t zp, int32_t k,
-                                     uint32_t lo4, uint32_t hi4)
+                                       const int32_t *q2, const int32_t *q3, int r2, int32_t zp, int32_t k,
+                                       uint32_t lo4, uint32_t hi4)
 {
     uint32_t v;
     if (r2) {
@@ -411,7 +411,7 @@ KILN_DSP_INLINE uint32_t kiln_dsp_out4(const int32_t *a, const int32_t *q0, cons
 
 /* The same for two outputs, in the low halfword. */
 KILN_DSP_INLINE uint32_t kiln_dsp_out2(int32_t a0, int32_t a1, const int32_t *q0, const int32_t *q1, int r2,
-                                     int32_t zp, int32_t k, uint32_t lo4, uint32_t hi4)
+                                       int32_t zp, int32_t k, uint32_t lo4, uint32_t hi4)
 {
     uint32_t v;
     if (r2) {
@@ -427,7 +427,7 @@ KILN_DSP_INLINE uint32_t kiln_dsp_out2(int32_t a0, int32_t a1, const int32_t *q0
  * (KILN_DSP_RQ words per channel, the bias first). Writes channels [0, n) of out0, and of
  * out1 unless it is null. */
 KILN_DSP_INLINE void kiln_dsp_store_pair(const int32_t *acc, const int32_t *rq, int32_t n, int r2, int32_t zp,
-                                       int8_t *out0, int8_t *out1, uint32_t lo4, uint32_t hi4)
+                                         int8_t *out0, int8_t *out1, uint32_t lo4, uint32_t hi4)
 {
     const int32_t k = 1 + 2 * zp;
     int32_t c;

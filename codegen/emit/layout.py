@@ -63,7 +63,10 @@ def arena_aliases(ctx: LowerContext, buffers: list[Buffer]) -> list[Alias]:
             if call.inplace_kernel is not None and call.inplace_temp:
                 temp = Buffer(scratch_name(step, len(call.args)), call.inplace_temp, step, step,
                               ctx.target.alignment)
-            out.append(Alias(bo.name, bi.name, temp))
+            if call.inplace_overlap is not None:
+                out.append(Alias(bo.name, bi.name, shift=call.inplace_overlap, exact=False))
+            else:
+                out.append(Alias(bo.name, bi.name, temp))
     return out
 
 

@@ -108,7 +108,7 @@ class LowerContext:
         return True
 
     def allow_inplace(self, call: KernelCall, out: str, inp: str, kernel: str | None = None,
-                      temp_bytes: int = 0) -> None:
+                      temp_bytes: int = 0, overlap: int | None = None) -> None:
         """Declare that `call` may write `out` over `inp` (same start address).
 
         Without `kernel`: the call's own kernel is safe in place because it reads element i
@@ -117,17 +117,20 @@ class LowerContext:
         temp of `temp_bytes`) replaces the call when the planner takes the pair; the caller
         has checked it fits (`out` no larger than `inp`). Constants are never overwritten;
         the planner also skips pairs where `inp` lives on after this call or either side is
-        a graph input/output.
+        a graph input/output. With `overlap`: not the same address, but the input starting at
+        least `overlap` bytes above the output (the call's own kernel, any sizes).
         """
         vo, vi = self.g.values[out], self.g.values[inp]
         if vi.is_const or inp in call.writes or out not in call.writes:
             return
         nbytes_out = vo.size * np_dtype(vo.dtype).itemsize
         nbytes_in = vi.size * np_dtype(vi.dtype).itemsize
-        if nbytes_out != nbytes_in if kernel is None else nbytes_out > nbytes_in:
+        if overlap is None and (nbytes_out != nbytes_in if kernel is None else nbytes_out > nbytes_in):
             return
         if (out, inp) not in call.inplace_ok:
             call.inplace_ok.append((out, inp))
+        if overlap is not None:
+            call.inplace_overlap = overlap
         if kernel is not None:
             call.inplace_kernel, call.inplace_temp = kernel, temp_bytes
 

@@ -8,6 +8,8 @@ emitter then runs the in-place kernel variant for the depthwise calls whose pair
 
 from __future__ import annotations
 
+import numpy as np
+
 from codegen.lower.context import LowerContext
 from codegen.lower.kernel import KernelCall, TensorArg
 
@@ -46,4 +48,50 @@ def allow_depthwise_inplace(ctx: LowerContext, call: KernelCall) -> KernelCall:
     itemsize = 1 if suffix == "s8" else 4
     temp = int(p["batches"]) * int(p["in_h"]) * int(p["in_w"]) * itemsize
     ctx.allow_inplace(call, call.writes[0], call.args[0].value, f"depthwise_conv2d_inplace_{suffix}", temp)
+    return call
+
+
+def conv_overlap_shift(p: dict, itemsize: int) -> int:
+    """The least offset(input) - offset(output) at which the reference conv kernel never
+    overwrites input it has still to read. It writes output pixel q (all channels, row-major
+    over batch, oy, ox) while reading q's window; every input pixel from m(q) on (the first
+    pixel read by q or any later output pixel) is still needed. So output pixel q must end
+    at or below input pixel m(q): (q + 1) * out_pixel <= shift + m(q) * in_pixel for all q."""
+    oy, ox = np.arange(p["out_h"]), np.arange(p["out_w"])
+
+    def first_valid(start, size, k, dilation):
+        """Index of the first tap inside [0, size) of each window, or a huge one if none."""
+        taps = start[:, None] + np.arange(k)[None, :] * dilation
+        inside = (taps >= 0) & (taps < size)
+        return np.where(inside.any(axis=1), np.where(inside, taps, 1 << 40).min(axis=1), 1 << 40)
+
+    fy = first_valid(oy * p["stride_h"] - p["pad_top"], p["in_h"], p["k_h"], p["dilation_h"])
+    fx = first_valid(ox * p["stride_w"] - p["pad_left"], p["in_w"], p["k_w"], p["dilation_w"])
+    first = np.minimum(fy[:, None] * p["in_w"] + fx[None, :], 1 << 40).reshape(-1)
+    plane = p["in_h"] * p["in_w"]
+    first = np.concatenate([first + n * plane for n in range(p["batches"])])
+    needed = np.minimum.accumulate(first[::-1])[::-1]  # m(q): min over q' >= q
+    out_px, in_px = p["out_c"] * itemsize, p["in_c"] * itemsize
+    q = np.arange(first.size, dtype=np.int64)
+    finite = needed < (1 << 40)
+    if not finite.any():
+        return 0
+    return max(int(((q[finite] + 1) * out_px - needed[finite] * in_px).max()), 0)
+
+
+def allow_conv_overlap(ctx: LowerContext, call: KernelCall) -> KernelCall:
+    """A reference conv2d call may write its output partly over its input (TinyEngine-style
+    partial overlap): the input starting `conv_overlap_shift` bytes or more above the output.
+    Declared only when that overlap saves bytes (shift below the output's size); not for the
+    repacked (DSP/MVE) variants, which read two output pixels' windows ahead."""
+    if call.kernel not in ("conv2d_s8", "conv2d_f32") or ctx.kernel_variant(call.kernel) != "reference":
+        return call
+    if not isinstance(call.args[0], TensorArg):
+        return call
+    p = call.params
+    itemsize = 1 if call.kernel.endswith("s8") else 4
+    shift = conv_overlap_shift(p, itemsize)
+    out_bytes = p["batches"] * p["out_h"] * p["out_w"] * p["out_c"] * itemsize
+    if shift < out_bytes:
+        ctx.allow_inplace(call, call.writes[0], call.args[0].value, overlap=shift)
     return call

@@ -60,3 +60,6 @@ class KernelCall:
     inplace_ok: list[tuple[str, str]] = field(default_factory=list)
     inplace_kernel: str | None = None
     inplace_temp: int = 0
+    # Partial overlap instead of the same address: the input may start this many bytes (or
+    # more) above the output, the kernel only overwriting input it has consumed (convolution).
+    inplace_overlap: int | None = None

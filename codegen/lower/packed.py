@@ -149,8 +149,8 @@ def _fully_connected_mve(node: Node, ctx, params: dict, w: np.ndarray) -> None:
 
 @_lowering("depthwise_conv2d_s8", "mve")
 def _depthwise_mve(node: Node, ctx, params: dict, w: np.ndarray) -> None:
-    """Four channels per vector, the weights in their stored order; the same padded-rows
-    scratch as the DSP kernel."""
+    """Eight channels per step (four when the count is not a multiple of 8), the weights in
+    their stored order; the same padded-rows scratch as the DSP kernel."""
     taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
     order = None
     if params["depth_multiplier"] == 1 and params["in_c"] % 8 == 0:

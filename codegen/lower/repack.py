@@ -2,9 +2,9 @@
 precomputed requantization, in the order each kernel variant reads them.
 
 Pure numpy, no graph: `codegen/lower/packed.py` calls these from the ops' lowering when the
-target's kernel variant is not the reference one. Words are int32 arrays holding bytes or
-int16 lanes in little-endian order, so that one aligned load brings what one instruction
-unpacks.
+target's kernel variant is not the reference one. DSP constants are int32 arrays holding
+bytes or int16 lanes in little-endian order, so that one aligned load brings what one
+instruction unpacks; Helium weights are plain bytes (its vector loads need no alignment).
 
 cortex_m_dsp (Armv7E-M DSP extension):
 - GEMM weights (Conv2D, FullyConnected): `dsp_gemm_rows`. The kernel multiplies them with
@@ -13,10 +13,13 @@ cortex_m_dsp (Armv7E-M DSP extension):
   weights, which unpack into the pairs (w0, w1) and (w2, w3) of the column's natural order.
   Rows come in pairs, interleaved per word, for the 2x2 (channels x pixels) tile.
 - Depthwise weights: `dsp_depthwise_taps`, int16 lanes ready for SMLABB/SMLATT.
-- Requantization: `dsp_requant_records`, see kiln_dsp_mbqm in runtime_c/kiln_dsp.h.
+- Requantization: `dsp_requant_records` (kiln_dsp_requant in runtime_c/kiln_dsp.h), and
+  `dsp_requant_r2`, whether a layer can use its shorter form.
 
 mve (Armv8.1-M Helium): `mve_gemm_rows` (blocks of four rows, 16 bytes at a time, for
-VMLADAVA.S8) and `mve_requant` (per-channel vectors for VQRDMULH / VRSHL).
+VMLADAVA.S8), `mve_requant` (per-channel vectors for VQRDMULH / VRSHL) and
+`even_odd_order` (the depthwise kernel's channel order within groups of eight). Depthwise
+weights stay in their stored [k_h][k_w][channels] order.
 """
 
 from __future__ import annotations

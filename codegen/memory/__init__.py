@@ -45,5 +45,6 @@ def plan_memory(buffers: list[Buffer], planner: str = "auto", time_limit: float 
     return replace(plan, seconds=time.perf_counter() - t0)
 
 
-__all__ = ["Alias", "Buffer", "alias_bound", "DEFAULT_TIME_LIMIT_S", "PLANNER_CHOICES", "Plan", "PlanError", "lower_bound",
+__all__ = ["Alias", "Buffer", "alias_bound", "DEFAULT_TIME_LIMIT_S", "PLANNER_CHOICES", "Plan", "PlanError",
+           "lower_bound",
            "plan_memory", "plan_greedy_by_size", "plan_linear", "validate_plan"]

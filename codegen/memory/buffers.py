@@ -28,11 +28,18 @@ class Alias:
     `inp` dies at the step `out` is born (inp.last == out.first); the planner decides whether
     to take it. `temp` is a buffer the in-place kernel needs at that step (the depthwise
     one-channel copy): it exists only when the alias is chosen.
+
+    Partial overlap (a convolution whose output pixels only overwrite input pixels already
+    consumed): `exact=False`, and the input must start at least `shift` bytes above the output
+    (offset(inp) - offset(out) >= shift). `exact=True` (the default): offset(inp) -
+    offset(out) == shift, normally 0 (the same start address).
     """
 
     out: str
     inp: str
     temp: Buffer | None = None
+    shift: int = 0
+    exact: bool = True
 
     @property
     def pair(self) -> tuple[str, str]:
@@ -95,11 +102,16 @@ def usable_aliases(buffers: list[Buffer], aliases: list[Alias]) -> list[Alias]:
         o, i = by.get(a.out), by.get(a.inp)
         if o is None or i is None or a.out == a.inp or a.pair in seen or not o.size or not i.size:
             continue
-        if i.last != o.first or i.first == i.last or o.align != i.align:
+        if i.last != o.first or i.first == i.last or o.align != i.align or (a.exact and a.shift % o.align):
             continue  # (an input written at the step it dies is no input of that step's call)
         seen.add(a.pair)
         out.append(a)
     return out
+
+
+def least_shift(a: Alias, align: int) -> int:
+    """The least offset(inp) - offset(out) a taken alias allows with aligned offsets."""
+    return a.shift if a.exact else max(align_up(a.shift, align), 0)
 
 
 def _merged(live: list[Buffer], choice: list[Alias]) -> list[Buffer]:
@@ -107,7 +119,9 @@ def _merged(live: list[Buffer], choice: list[Alias]) -> list[Buffer]:
     merged = {b.name: b for b in live}
     for a in choice:
         o, i = merged.pop(a.out), merged.pop(a.inp)
-        merged[a.out] = Buffer(a.out, max(o.size, i.size), o.first, o.last, o.align)
+        s = least_shift(a, o.align)
+        lo, hi = min(0, s), max(o.size, s + i.size)
+        merged[a.out] = Buffer(a.out, hi - lo, o.first, o.last, o.align)
         if a.temp is not None:
             merged[a.temp.name] = a.temp
     return list(merged.values())
@@ -159,8 +173,10 @@ def validate_plan(buffers: list[Buffer], plan: Plan, aliases: list[Alias] = ()) 
         if i.last != o.first or i.first == i.last:
             raise PlanError(f"alias {a.out} <- {a.inp}: {a.inp} dies at step {i.last}, "
                             f"{a.out} is born at step {o.first}")
-        if plan.offsets.get(a.out) != plan.offsets.get(a.inp):
-            raise PlanError(f"alias {a.out} <- {a.inp}: offsets differ")
+        gap = plan.offsets.get(a.inp, 0) - plan.offsets.get(a.out, 0)
+        if (gap != a.shift) if a.exact else (gap < a.shift):
+            raise PlanError(f"alias {a.out} <- {a.inp}: offsets differ by {gap}, "
+                            f"{'' if a.exact else 'at least '}{a.shift} allowed")
         if a.out in used_out or a.inp in used_in:
             raise PlanError(f"alias {a.out} <- {a.inp}: a buffer is reused twice at one step")
         used_out.add(a.out)

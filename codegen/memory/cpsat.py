@@ -8,7 +8,8 @@ the objective's floor, so a plan that reaches it is proven at once.
 
 In-place reuse (declared `Alias`es): each usable pair gets a Boolean. Time runs in half
 steps: a buffer live over steps [first, last] covers [2 first, 2 last + 2). When the Boolean
-is true, the output's offset equals the input's, the input's rectangle ends half a step early
+is true, the output's offset equals the input's (or, for a partial overlap, lies at least
+the declared shift below it), the input's rectangle ends half a step early
 and the output's starts half a step late, so the two no longer meet in the NoOverlap2D while
 both still meet everything else live at that step; the depthwise temp is an optional
 rectangle present only then. The floor becomes the aliasing-aware bound.
@@ -119,7 +120,10 @@ def solve_cpsat(buffers: list[Buffer], start: Plan, time_limit: float = 10.0,
         addrs.append(model.new_fixed_size_interval_var(off, b.size, f"a{i}"))
     for j, a in enumerate(usable):
         lit = taken[a.pair]
-        model.add(offsets[a.out] == offsets[a.inp]).only_enforce_if(lit)
+        if a.exact:
+            model.add(offsets[a.inp] - offsets[a.out] == a.shift).only_enforce_if(lit)
+        else:
+            model.add(offsets[a.inp] - offsets[a.out] >= a.shift).only_enforce_if(lit)
         if a.temp is not None and a.temp.size:
             t = a.temp
             off = place(f"tmp{j}", t, start.offsets.get(t.name) if a.pair in hinted else None, lit)

@@ -10,6 +10,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
+from codegen.lower.inplace import allow_conv_overlap
 from codegen.lower.packed import lower_packed
 from codegen.ops.common import apply_float_activation, check_activation, float_activation, require_dtypes
 from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
@@ -104,12 +105,12 @@ class Conv2D(Op):
         ins = [ctx.tensor(x), ctx.tensor(w)]
         if g.values[x].dtype == "float32":
             params["act_min"], params["act_max"] = float_activation(node)
-            ctx.call(node, "conv2d_f32", params,
-                     ins + [float_bias_arg(node, ctx, channels), ctx.tensor(node.outputs[0])])
+            allow_conv_overlap(ctx, ctx.call(node, "conv2d_f32", params,
+                     ins + [float_bias_arg(node, ctx, channels), ctx.tensor(node.outputs[0])]))
             return
         int8_params, bias = lower_int8_linear(node, ctx, channels, wv.data.reshape(channels, -1))
-        ctx.call(node, "conv2d_s8", {**params, **int8_params},
-                 ins + [bias, ctx.tensor(node.outputs[0])], headers=("kiln_quant.h",))
+        allow_conv_overlap(ctx, ctx.call(node, "conv2d_s8", {**params, **int8_params},
+                 ins + [bias, ctx.tensor(node.outputs[0])], headers=("kiln_quant.h",)))
 
 
 def _dot(win: np.ndarray, w: np.ndarray) -> np.ndarray:

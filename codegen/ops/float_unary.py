@@ -59,8 +59,9 @@ class FloatUnaryOp(Op):
     def lower(cls, node, ctx: LowerContext):
         x, out = node.inputs[0], node.outputs[0]
         alpha, beta = cls.c_params(node)
-        allow_elementwise_inplace(ctx, ctx.call(node, cls.kernel(node), {"n": ctx.g.values[x].size, "alpha": float(alpha), "beta": float(beta)},
-                 [ctx.tensor(x), ctx.tensor(out)], headers=("math.h",)))
+        params = {"n": ctx.g.values[x].size, "alpha": float(alpha), "beta": float(beta)}
+        allow_elementwise_inplace(ctx, ctx.call(node, cls.kernel(node), params,
+                                                [ctx.tensor(x), ctx.tensor(out)], headers=("math.h",)))
 
 
 def erf(x: np.ndarray) -> np.ndarray:

@@ -83,5 +83,6 @@ class UnaryOp(Op):
         if ctx.g.values[x].dtype == "int8":
             lower_lut(node, ctx, cls.int8_fn(node, ctx.g))
             return
-        allow_elementwise_inplace(ctx, ctx.call(node, cls.float_kernel, {"n": ctx.g.values[x].size, **cls.float_params(node)},
-                 [ctx.tensor(x), ctx.tensor(out)], headers=cls.float_headers))
+        params = {"n": ctx.g.values[x].size, **cls.float_params(node)}
+        allow_elementwise_inplace(ctx, ctx.call(node, cls.float_kernel, params,
+                                                [ctx.tensor(x), ctx.tensor(out)], headers=cls.float_headers))

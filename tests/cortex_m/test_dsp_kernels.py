@@ -156,3 +156,22 @@ def test_dsp_lowering_repacks_the_weights():
     assert w.dtype == "int32" and w.data.size == 6 * 72 // 4
     (call,) = dsp.lowered.calls
     assert call.params["k4"] == 72 and call.params["rq_r2"] is True
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
+def test_fast_kernels_compile_at_every_optimization_level(target, tmp_path):
+    """The inline assembly needs at most 14 registers at once; GCC must find them at -O1 and
+    -Os (which keep more values live) as well as at the targets' -O2."""
+    import subprocess
+
+    from codegen.verify.toolchain import STRICT_FLAGS
+
+    g, _, _ = merge(_linear_layers() + _other_layers())
+    res = build(g, target)
+    for fname, text in res.files.items():
+        (tmp_path / fname).write_text(text)
+    flags = [f for f in load_target(target).cflags if not f.startswith("-O")]
+    for level in ("-O1", "-Os", "-O3"):
+        proc = subprocess.run(["arm-none-eabi-gcc", *flags, level, *STRICT_FLAGS, "-c", "t.c", "-o", "t.o"],
+                              cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, f"{level}: {proc.stderr[-2000:]}"

@@ -14,6 +14,7 @@ from codegen.ir import GraphBuilder, Quant, run_graph
 from codegen.memory import Alias, Buffer, Plan, PlanError, alias_bound, lower_bound, plan_memory, validate_plan
 from codegen.emit.render import render
 from codegen.memory.buffers import usable_aliases
+from codegen.lower.inplace import conv_overlap_shift
 from codegen.memory.planners import greedy_aliases, place_greedy
 from codegen.verify.host import run_generated
 from codegen.verify.samples import random_samples
@@ -41,7 +42,11 @@ def lifetimes_with_aliases(draw, max_buffers=12):
     for k, b in enumerate(bufs):
         dying = [c for c in bufs if c.last == b.first and c is not b]
         if dying and draw(st.booleans()):
-            aliases.append(Alias(b.name, draw(st.sampled_from(dying)).name))
+            inp = draw(st.sampled_from(dying)).name
+            if draw(st.booleans()):
+                aliases.append(Alias(b.name, inp))  # the same address
+            else:  # a partial overlap: the input at least `shift` above the output
+                aliases.append(Alias(b.name, inp, shift=draw(st.integers(0, 2500)), exact=False))
     return bufs, aliases
 
 
@@ -130,7 +135,9 @@ def test_mobilenet_style_in_place_is_asan_clean_and_bit_exact(dtype):
     assert plan.arena_size < plan.lower_bound and plan.status == "OPTIMAL"
     assert plan.arena_size == plan.alias_bound
     assert {"output": "dw1", "input": "stem"} in inplace.manifest["inplace"]
-    assert any(o == "clip" for o, _ in plan.aliases)  # an elementwise op over its input
+    md = inplace.files["t.memory.md"]
+    assert f"- lower bound with the declared in-place reuse: {plan.alias_bound} B" in md
+    assert "dw1 over stem" in md and "| scratch_" in md  # the depthwise temp is in the table
     samples = random_samples(inplace.manifest["inputs"], 3, seed=4)
     got, want = _run_all(inplace, samples), _run_all(plain, samples)
     for s, a, b in zip(samples, got, want):
@@ -174,24 +181,135 @@ def _dw_graph(dtype: str):
     return b.build()
 
 
-@pytest.mark.parametrize("dtype", ["int8", "float32"])
-def test_depthwise_inplace_kernel_bit_exact_with_the_normal_one(dtype):
-    """Every eligible depthwise call forced in place (the planners would only take the pairs
-    that lower the peak), against the build without in-place kernels."""
-    g = _dw_graph(dtype)
+def _forced(g):
+    """The build without in-place reuse, and the same program with every usable alias taken
+    (the planners only take those that lower the peak): (plain build, forced files, chosen)."""
     plain = build_graph(g, planner="linear")
     chosen = greedy_aliases(plain.buffers, plain.aliases)
-    # case 2 (dilated, 9x11 output from a 9x8 input) does not fit in its input
-    assert sorted(a.out for a in chosen) == ["dw0", "dw1", "dw3"]
     offsets = place_greedy(plain.buffers, chosen)
-    temps = [a.temp for a in chosen]
+    temps = [a.temp for a in chosen if a.temp is not None]
     arena = max(offsets[b.name] + b.size for b in plain.buffers + temps)
     plan = Plan(offsets, arena, plain.plan.lower_bound, "forced", "FEASIBLE", aliases=tuple(a.pair for a in chosen))
     validate_plan(plain.buffers, plan, plain.aliases)
     files = {**plain.files, **render(plain.lowered, plan, name="t", model_file="t.test", model_sha256="0" * 64)}
-    assert files["t.c"].count(f"kiln_depthwise_conv2d_inplace_{'s8' if dtype == 'int8' else 'f32'}(&") == 3
-    samples = random_samples(plain.manifest["inputs"], 2, seed=9)
+    return plain, files, chosen
+
+
+def _assert_same_outputs(plain, files, seed=9):
+    samples = random_samples(plain.manifest["inputs"], 2, seed=seed)
     got = run_generated(files, "t", samples, sanitize=True)
-    for s, a, b in zip(samples, got, _run_all(plain, samples)):
+    for a, b in zip(got, _run_all(plain, samples)):
         for name in a:
             np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_every_alias_forced_on_the_mobilenet_style_net(dtype):
+    """Elementwise (Add, Clip, Sigmoid), depthwise and conv reuse all at once."""
+    plain, files, chosen = _forced(mobilenet_style(dtype))
+    assert {a.out for a in chosen} == {"dw1", "pw1", "dw2", "res", "clip", "dw4", "sig"}
+    assert not any(a.exact for a in chosen if a.out == "pw1")  # the conv: partial overlap
+    _assert_same_outputs(plain, files)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_depthwise_inplace_kernel_bit_exact_with_the_normal_one(dtype):
+    """Every eligible depthwise call forced in place, against the normal kernel."""
+    plain, files, chosen = _forced(_dw_graph(dtype))
+    # case 2 (dilated, 9x11 output from a 9x8 input) does not fit in its input
+    assert sorted(a.out for a in chosen if a.out.startswith("dw")) == ["dw0", "dw1", "dw3"]
+    assert files["t.c"].count(f"kiln_depthwise_conv2d_inplace_{'s8' if dtype == 'int8' else 'f32'}(&") == 3
+    _assert_same_outputs(plain, files)
+
+
+# (input NHWC, weights OHWI, attributes)
+CONV_CASES = [((1, 6, 7, 4), (8, 3, 3, 4), {"pads": (1, 1, 1, 1)}),
+              ((1, 9, 8, 3), (5, 3, 3, 3), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),
+              ((1, 5, 5, 4), (12, 1, 1, 4), {}),
+              ((2, 8, 7, 6), (2, 3, 2, 6), {"dilations": (2, 1), "pads": (2, 0, 1, 1), "activation": "relu"})]
+
+
+def _conv_graph(dtype: str):
+    """Per case: x -> Clip -> Conv2D -> Clip -> output."""
+    rng = np.random.default_rng(5)
+    b = GraphBuilder(f"conv_{dtype}")
+    s8 = dtype == "int8"
+    q = (lambda s, zp: Quant.of(s, zp)) if s8 else (lambda s, zp: None)
+    for k, (shape, wshape, attrs) in enumerate(CONV_CASES):
+        x = b.input(f"x{k}", dtype, shape, q(0.02, -3))
+        y = b.node("Clip", [x], name=f"clip{k}", quant=q(0.02, -3), min=-1.5, max=1.5)
+        if s8:
+            ws = rng.uniform(0.001, 0.004, wshape[0])
+            w = b.const(f"w{k}", rng.integers(-127, 128, wshape, dtype=np.int8), quant=Quant.of(ws, 0, 0))
+            bias = b.const(f"b{k}", rng.integers(-500, 500, wshape[0]).astype(np.int32), quant=Quant.of(0.02 * ws, 0, 0))
+        else:
+            w = b.const(f"w{k}", rng.standard_normal(wshape).astype(np.float32))
+            bias = b.const(f"b{k}", rng.standard_normal(wshape[0]).astype(np.float32))
+        y = b.node("Conv2D", [y, w, bias], name=f"conv{k}", quant=q(0.05, 1), **attrs)
+        b.output(b.node("Clip", [y], name=f"out{k}", quant=q(0.05, 1), min=-3.0, max=3.0))
+    return b.build()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_conv_partial_overlap_bit_exact(dtype):
+    plain, files, chosen = _forced(_conv_graph(dtype))
+    convs = {a.out: a for a in chosen if a.out.startswith("conv")}
+    assert sorted(convs) == [f"conv{k}" for k in range(len(CONV_CASES))]
+    # each output really overlaps its input: below it by less than its own size
+    offsets = _forced_offsets(plain, chosen)
+    for a in convs.values():
+        size = next(b.size for b in plain.buffers if b.name == a.out)
+        assert 0 < offsets[a.inp] - offsets[a.out] < size
+    _assert_same_outputs(plain, files)
+
+
+def _forced_offsets(plain, chosen):
+    return place_greedy(plain.buffers, chosen)
+
+
+def _simulate_conv(p: dict, shift: int) -> bool:
+    """Run the reference conv kernel's read/write order on byte addresses (output at 0,
+    input at `shift`, 1-byte elements): True when no read sees an overwritten input byte."""
+    clobbered = np.zeros(shift + p["batches"] * p["in_h"] * p["in_w"] * p["in_c"] + 1, bool)
+    q = 0
+    for n in range(p["batches"]):
+        for oy in range(p["out_h"]):
+            for ox in range(p["out_w"]):
+                lo = q * p["out_c"]
+                # output pixel q's channels are written while q's window is still being read
+                clobbered[max(lo - shift, 0) + shift:lo + p["out_c"]] = True
+                for ky in range(p["k_h"]):
+                    iy = oy * p["stride_h"] - p["pad_top"] + ky * p["dilation_h"]
+                    for kx in range(p["k_w"]):
+                        ix = ox * p["stride_w"] - p["pad_left"] + kx * p["dilation_w"]
+                        if 0 <= iy < p["in_h"] and 0 <= ix < p["in_w"]:
+                            a = shift + ((n * p["in_h"] + iy) * p["in_w"] + ix) * p["in_c"]
+                            if clobbered[a:a + p["in_c"]].any():
+                                return False
+                q += 1
+    return True
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 2), st.integers(1, 7), st.integers(1, 7), st.integers(1, 5), st.integers(1, 6),
+       st.integers(1, 3), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(1, 2),
+       st.integers(0, 2), st.integers(0, 2))
+def test_conv_overlap_shift_is_safe_and_tight(batches, in_h, in_w, in_c, out_c, k_h, k_w, sh, sw, dh, pt, pl):
+    out_h = (in_h + 2 * pt - dh * (k_h - 1) - 1) // sh + 1
+    out_w = (in_w + 2 * pl - (k_w - 1) - 1) // sw + 1
+    if out_h < 1 or out_w < 1:
+        return
+    p = dict(batches=batches, in_h=in_h, in_w=in_w, in_c=in_c, out_c=out_c, k_h=k_h, k_w=k_w, stride_h=sh,
+             stride_w=sw, dilation_h=dh, dilation_w=1, pad_top=pt, pad_left=pl, out_h=out_h, out_w=out_w)
+    shift = conv_overlap_shift(p, 1)
+    assert _simulate_conv(p, shift)
+    if shift > 0:
+        assert not _simulate_conv(p, shift - 1)
+
+
+def test_conv_overlap_shift_of_a_pointwise_conv():
+    p = dict(batches=1, in_h=48, in_w=48, in_c=8, out_c=16, k_h=1, k_w=1, stride_h=1, stride_w=1,
+             dilation_h=1, dilation_w=1, pad_top=0, pad_left=0, out_h=48, out_w=48)
+    # VWW's widening pointwise conv: footprint 36,864 + 8 instead of 18,432 + 36,864
+    assert conv_overlap_shift(p, 1) == 48 * 48 * 16 - 48 * 48 * 8 + 8
+    assert conv_overlap_shift({**p, "in_c": 16, "out_c": 8}, 1) == 8  # narrowing: one output pixel

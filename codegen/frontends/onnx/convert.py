@@ -162,9 +162,9 @@ def _folded_sizes(ctx: ConvertContext, node: OnnxNode, feeds: dict[str, np.ndarr
 
 def _charge(ctx: ConvertContext, node: OnnxNode, nbytes: int, dry_run: bool = False) -> None:
     if nbytes > ctx.fold_left:
-        raise node.error(f"folding this constant node would compute {nbytes} more bytes of constants than "
-                         f"the model file allows (at most {limits.fold_budget(0)} B or "
-                         f"{limits.FOLD_FACTOR} x the file size in all)")
+        raise node.error(f"folding this constant node would compute {nbytes} B of constants, more than a "
+                         f"model file of this size may ask for (constants computed at import: at most "
+                         f"{limits.fold_budget(0)} B or {limits.FOLD_FACTOR} x the file size in all)")
     if not dry_run:
         ctx.fold_left -= nbytes
 

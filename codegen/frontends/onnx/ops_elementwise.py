@@ -195,4 +195,5 @@ def convert_castlike(ctx, node):
 
 # Converter modules added after convert.py's import list was written (kept here so that
 # importing the frontend registers them; see the report to move this import to convert.py).
-from codegen.frontends.onnx import ops_attention, ops_gather, ops_misc, ops_norm, ops_recurrent, ops_reduce  # noqa: E402,F401,I001
+from codegen.frontends.onnx import (ops_attention, ops_gather, ops_loss, ops_misc, ops_norm,  # noqa: E402,F401,I001
+                                    ops_recurrent, ops_reduce)

@@ -1,4 +1,5 @@
-"""Element gathers and scatters with constant indices: GatherElements, GatherND, Compress,
+"""Element gathers and scatters with constant indices: GatherElements (also with run-time
+indices), GatherND, Compress,
 ReverseSequence, Trilu, ScatterND, ScatterElements / Scatter (no reduction), TensorScatter
 (constant write indices), and EyeLike.
 
@@ -62,6 +63,14 @@ def take(ctx: ConvertContext, node: OnnxNode, sources: tuple[int, ...]) -> None:
 
 @converter("GatherElements", "GatherND", "Compress", "ReverseSequence", "Trilu")
 def convert_gather_like(ctx, node):
+    """Take with the positions table; GatherElements with indices computed at run time is
+    Kiln's GatherElements."""
+    if node.op_type == "GatherElements" and ctx.const(node.input(1)) is None:
+        rank = len(ctx.shape(node.input(0)))
+        axis = int(node.attr("axis", 0))
+        ctx.add(node, "GatherElements", [ctx.kiln(node.input(0)), ctx.kiln(node.input(1))], out=node.outputs[0],
+                axis=axis + rank if axis < 0 else axis)
+        return
     take(ctx, node, (0,))
 
 

@@ -104,14 +104,23 @@ def _finish(ctx: ConvertContext, node: OnnxNode, op: str, ins: list[str], restor
         ctx.add(node, "Reshape", [y], out=node.outputs[0], role="from_2d", shape=restore)
 
 
-@converter("LogSoftmax")
-def convert_logsoftmax(ctx, node):
-    """x - max - log(sum(exp(x - max))) along the axis."""
-    x, axis, restore = _softmax_rows(ctx, node)
+def log_softmax(ctx: ConvertContext, node: OnnxNode, x: str, axis: int, out: str | None = None,
+                final_role: str = "log_softmax") -> str:
+    """x - max - log(sum(exp(x - max))) along `axis`: five Kiln ops."""
     m = _reduce(ctx, node, "ReduceMax", x, (axis,), True, role="max")
     d = ctx.add(node, "Sub", [x, m], role="shift")
     s = _reduce(ctx, node, "ReduceSum", ctx.add(node, "Exp", [d], role="exp"), (axis,), True, role="sum")
-    _finish(ctx, node, "Sub", [d, ctx.add(node, "Log", [s], role="log")], restore)
+    return ctx.add(node, "Sub", [d, ctx.add(node, "Log", [s], role="log")], out=out, role="" if out else final_role)
+
+
+@converter("LogSoftmax")
+def convert_logsoftmax(ctx, node):
+    x, axis, restore = _softmax_rows(ctx, node)
+    if restore is None:
+        log_softmax(ctx, node, x, axis, out=node.outputs[0])
+        return
+    y = log_softmax(ctx, node, x, axis)
+    ctx.add(node, "Reshape", [y], out=node.outputs[0], role="from_2d", shape=restore)
 
 
 @converter("Hardmax")
