@@ -7,9 +7,9 @@ BIN := $(VENV)/bin
 MODELS ?= ../shared/models/mlperf_tiny
 # Debian packages the project needs: the host C compiler; the Arm toolchain, newlib and
 # QEMU of the Cortex-M targets (firmware built and run by `kiln verify --target cortex-m4`).
-APT_PACKAGES := gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+APT_PACKAGES := gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm valgrind
 
-.PHONY: setup demo test test-slow clean
+.PHONY: setup demo test test-slow bench bench-quick clean
 
 $(BIN)/kiln: pyproject.toml
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -32,6 +32,13 @@ test: setup
 
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow
+
+# Kiln next to TFLite Micro, onnxruntime and emx-onnx-cgen on the MLPerf Tiny models: bench/RESULTS.md
+bench: setup
+	$(BIN)/python -m bench
+
+bench-quick: setup
+	$(BIN)/python -m bench --quick
 
 clean:
 	rm -rf out

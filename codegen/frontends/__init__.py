@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,11 +21,26 @@ class SourceOp:
     reason: str = ""
 
 
+MAX_MODEL_FILE_BYTES = 4 * 2 ** 30  # weights are capped at 2 GiB (codegen.limits); twice that is absurd
+
+
 def model_format(path: Path) -> str:
+    """"onnx" or "tflite", from the first bytes of a regular file of sane size.
+
+    Anything else (a folder, a FIFO or device that would block or never end) is refused before
+    a byte is read."""
     try:
-        head = path.read_bytes()[:8]
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise KilnError(f"cannot read model: {kind}", where=str(path))
+        if st.st_size > MAX_MODEL_FILE_BYTES:
+            raise KilnError(f"the model file has {st.st_size} bytes, more than Kiln reads "
+                            f"({MAX_MODEL_FILE_BYTES})", where=str(path))
+        with open(path, "rb") as f:
+            head = f.read(8)
     except OSError as err:
-        raise KilnError(f"cannot read model: {err.strerror}", where=str(path)) from None
+        raise KilnError(f"cannot read model: {err.strerror or err}", where=str(path)) from None
     if len(head) >= 8 and head[4:8] == b"TFL3":
         return "tflite"
     if path.suffix.lower() == ".tflite":
