@@ -129,10 +129,13 @@ def render(results: dict, toolchain: str) -> str:
                          f"{_fmt(f.text + f.rodata)} | {_fmt(f.data + f.bss + stack)} ({_fmt(stack)}) | "
                          f"{_fmt(ref.firmware_sizes.text + ref.firmware_sizes.rodata)} | {_fmt(tflm_arena)} | "
                          f"{_fmt(tflm_flash)} |")
-    lines += ["", "Kiln's arena includes the fast kernels' scratch buffers (im2col columns, padded input rows), "
-              "which the memory planner places in the gaps of the activations' lifetimes; the repacked "
-              "weights take the same flash as the reference's int8 weights, plus the per-channel "
-              "requantization constants (24 bytes per output channel for the DSP kernels, 16 for Helium).", ""]
+    lines += ["", "Kiln's arena (the model's RAM less a few bytes of data) includes the fast kernels' scratch "
+              "buffers — im2col columns and accumulators of the convolution, the int16 input row of the fully "
+              "connected kernel, the padded input rows of the depthwise kernel — which the memory planner "
+              "places in the gaps of the activations' lifetimes where it can. Flash: the repacked GEMM weights "
+              "take the bytes of the int8 weights (padded to whole words and blocks), the DSP depthwise "
+              "weights twice that (int16 lanes, so that the inner loop does not unpack them), and the "
+              "per-channel constants 16 bytes per output channel (reference kernels: 12).", ""]
     return "\n".join(lines)
 
 

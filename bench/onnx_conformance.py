@@ -66,7 +66,7 @@ WEIGHT_INPUTS: dict[str, tuple[int, ...]] = {
     "Attention": (6,), "ScatterND": (1,), "ScatterElements": (1,), "Scatter": (1,), "Compress": (1,),
     "ReverseSequence": (1,), "TensorScatter": (2,), "AffineGrid": (1,), "RotaryEmbedding": (1, 2, 3),
     "CausalConvWithState": (1, 2), "DFT": (1, 2), "STFT": (1, 2, 3),
-    "NegativeLogLikelihoodLoss": (2,), "SoftmaxCrossEntropyLoss": (2,),
+    "NegativeLogLikelihoodLoss": (2,), "SoftmaxCrossEntropyLoss": (2,), "Col2Im": (1, 2),
 }
 
 
@@ -99,13 +99,15 @@ class Case:
 
 
 # -- collecting ----------------------------------------------------------------------------------
-def collect_cases() -> list[Case]:
-    """Every node test case of the installed onnx, with the op it tests."""
+def collect_cases(names: list[str] | None = None) -> list[Case]:
+    """Every node test case of the installed onnx, with the op it tests; with `names`, only
+    those (generating just the onnx test modules that define them, which is much faster)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from onnx.backend.test.case.node import collect_testcases
-
-        raw = collect_testcases()
+        raw = _generate(names)
+    if names is not None:
+        wanted = set(names) | {base_name(n) for n in names}
+        raw = [tc for tc in raw if tc.name in wanted]
     cases = []
     for tc in raw:
         (inputs, outputs), = tc.data_sets
@@ -115,6 +117,30 @@ def collect_cases() -> list[Case]:
     for c in cases:
         c.op = _main_op(by_name.get(base_name(c.name), c))
     return sorted(cases, key=lambda c: c.name)
+
+
+def _generate(names: list[str] | None) -> list:
+    """onnx's node test cases: all of them, or those of the modules naming `names` literally."""
+    import importlib
+
+    import onnx.backend.test.case.node as node_cases
+
+    if names is None:
+        return node_cases.collect_testcases()
+    sources = {f.stem: f.read_text() for f in sorted(Path(node_cases.__file__).parent.glob("*.py"))}
+    modules = set()
+    for name in names:
+        parts = base_name(name).split("_")
+        # the name itself, else the longest prefix an f-string starts with ("test_x_{axis}")
+        needles = [f'"{base_name(name)}"'] + [f'"{"_".join(parts[:k])}_' for k in range(len(parts) - 1, 2, -1)]
+        found = next(([m for m, text in sources.items() if n in text] for n in needles
+                      if any(n in text for text in sources.values())), None)
+        if not found:
+            return node_cases.collect_testcases()  # not found: generate every module
+        modules.update(found)
+    for module in sorted(modules):
+        importlib.import_module(f"{node_cases.__name__}.{module}")
+    return list(node_cases._NodeTestCases)
 
 
 def _array(data):

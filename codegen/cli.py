@@ -7,6 +7,7 @@ mismatch exits 1; a crash inside Kiln is one line too (use --debug for the trace
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -190,6 +191,11 @@ COMMANDS = {"build": _cmd_build, "run": _cmd_run, "verify": _cmd_verify, "profil
             "inspect": _cmd_inspect}
 
 
+def _one_line(text: str) -> str:
+    """An error as exactly one line: control characters (from names in the model) escaped."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -198,16 +204,16 @@ def main(argv: list[str] | None = None) -> int:
                 warnings.simplefilter("ignore")
             return COMMANDS[args.command](args)
     except KilnError as err:
-        print(f"kiln: error: {err}", file=sys.stderr)
+        print(f"kiln: error: {_one_line(str(err))}", file=sys.stderr)
         return err.exit_code
     except VerificationError as err:
-        print(f"kiln: error: {err}", file=sys.stderr)
+        print(f"kiln: error: {_one_line(str(err))}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # a bug in Kiln: one line unless --debug
         if args.debug:
             raise
-        print(f"kiln: internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''} "
+        print(f"kiln: internal error: {type(err).__name__}: {_one_line(str(err).splitlines()[0]) if str(err) else ''} "
               f"(rerun with --debug for details)", file=sys.stderr)
         return 70

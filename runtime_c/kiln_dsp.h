@@ -205,43 +205,50 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t 
     return w;
 }
 
-/* Two rows of packed weights times one int16 column (4-byte aligned): acc[0] += r0.c,
- * acc[1] += r1.c; per group one LDRD of the column, one of the weights, four SXTB16 and four
- * SMLAD (assembly, two groups per loop turn, for the same reason as kiln_dsp_dot_2x2). */
-KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x1(const int32_t *w, const int16_t *col, int32_t groups,
-                                                int32_t acc[2])
+/* Four rows of packed weights (repack.dsp_gemm_rows with rows=4: per group of four weights,
+ * the word of each of the four rows in turn) times one int16 column (4-byte aligned):
+ * acc[r] += row r . c. Per group one LDRD of the column, two of the weights, eight SXTB16 and
+ * eight SMLAD for 16 multiply-accumulates (assembly, two groups per loop turn, for the same
+ * reason as kiln_dsp_dot_2x2). Returns w past the block of rows. */
+KILN_DSP_INLINE const int32_t *kiln_dsp_dot_4x1(const int32_t *w, const int16_t *col, int32_t groups,
+                                                int32_t acc[4])
 {
     const int16_t *c = col;
-    int32_t a0 = acc[0], a1 = acc[1];
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
     int32_t pairs = groups >> 1;
     int32_t xa, xb, w0, w1, t;
-#define KILN_DSP_2X1_GROUP                                                                      \
-    "ldrd   %[xa], %[xb], [%[c]], #8\n\t"                                                     \
+#define KILN_DSP_4X1_ROWS(ra, rb)                                                               \
     "ldrd   %[w0], %[w1], [%[w]], #8\n\t"                                                     \
     "sxtb16 %[t], %[w0]\n\t"                                                                  \
     "sxtb16 %[w0], %[w0], ror #8\n\t"                                                         \
-    "smlad  %[a0], %[t], %[xa], %[a0]\n\t"                                                    \
-    "smlad  %[a0], %[w0], %[xb], %[a0]\n\t"                                                   \
+    "smlad  %[" ra "], %[t], %[xa], %[" ra "]\n\t"                                            \
+    "smlad  %[" ra "], %[w0], %[xb], %[" ra "]\n\t"                                           \
     "sxtb16 %[t], %[w1]\n\t"                                                                  \
     "sxtb16 %[w1], %[w1], ror #8\n\t"                                                         \
-    "smlad  %[a1], %[t], %[xa], %[a1]\n\t"                                                    \
-    "smlad  %[a1], %[w1], %[xb], %[a1]\n\t"
-#define KILN_DSP_2X1_OPERANDS                                                                   \
-    : [a0] "+r"(a0), [a1] "+r"(a1), [c] "+r"(c), [w] "+r"(w), [n] "+r"(pairs), [xa] "=&r"(xa),  \
-      [xb] "=&r"(xb), [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)                             \
+    "smlad  %[" rb "], %[t], %[xa], %[" rb "]\n\t"                                            \
+    "smlad  %[" rb "], %[w1], %[xb], %[" rb "]\n\t"
+#define KILN_DSP_4X1_GROUP                                                                      \
+    "ldrd   %[xa], %[xb], [%[c]], #8\n\t" KILN_DSP_4X1_ROWS("a0", "a1") KILN_DSP_4X1_ROWS("a2", "a3")
+#define KILN_DSP_4X1_OPERANDS                                                                   \
+    : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [w] "+r"(w),   \
+      [n] "+r"(pairs), [xa] "=&r"(xa), [xb] "=&r"(xb), [w0] "=&r"(w0), [w1] "=&r"(w1),          \
+      [t] "=&r"(t)                                                                              \
     : : "cc", "memory"
     if (pairs > 0) {
-        __asm__ volatile("1:\n\t" KILN_DSP_2X1_GROUP KILN_DSP_2X1_GROUP
+        __asm__ volatile("1:\n\t" KILN_DSP_4X1_GROUP KILN_DSP_4X1_GROUP
                          "subs   %[n], %[n], #1\n\t"
-                         "bne    1b\n\t" KILN_DSP_2X1_OPERANDS);
+                         "bne    1b\n\t" KILN_DSP_4X1_OPERANDS);
     }
     if (groups & 1) {
-        __asm__ volatile(KILN_DSP_2X1_GROUP KILN_DSP_2X1_OPERANDS);
+        __asm__ volatile(KILN_DSP_4X1_GROUP KILN_DSP_4X1_OPERANDS);
     }
-#undef KILN_DSP_2X1_GROUP
-#undef KILN_DSP_2X1_OPERANDS
+#undef KILN_DSP_4X1_ROWS
+#undef KILN_DSP_4X1_GROUP
+#undef KILN_DSP_4X1_OPERANDS
     acc[0] = a0;
     acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
     return w;
 }
 
@@ -405,19 +412,6 @@ KILN_DSP_INLINE uint32_t kiln_dsp_out4(const int32_t *a, const int32_t *q0, cons
     } else {
         v = kiln_dsp_pack4(kiln_dsp_requant(a[0], q0, zp), kiln_dsp_requant(a[1], q1, zp),
                            kiln_dsp_requant(a[2], q2, zp), kiln_dsp_requant(a[3], q3, zp));
-    }
-    return kiln_dsp_clamp4(v, lo4, hi4);
-}
-
-/* The same for two outputs, in the low halfword. */
-KILN_DSP_INLINE uint32_t kiln_dsp_out2(int32_t a0, int32_t a1, const int32_t *q0, const int32_t *q1, int r2,
-                                       int32_t zp, int32_t k, uint32_t lo4, uint32_t hi4)
-{
-    uint32_t v;
-    if (r2) {
-        v = (uint32_t)kiln_dsp_insert_byte1(kiln_dsp_requant_r2(a0, q0, k), kiln_dsp_requant_r2(a1, q1, k));
-    } else {
-        v = (uint32_t)kiln_dsp_insert_byte1(kiln_dsp_requant(a0, q0, zp), kiln_dsp_requant(a1, q1, zp));
     }
     return kiln_dsp_clamp4(v, lo4, hi4);
 }

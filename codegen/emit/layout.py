@@ -51,7 +51,9 @@ def arena_aliases(ctx: LowerContext, buffers: list[Buffer]) -> list[Alias]:
     """The in-place reuse the lowered calls allow, on arena buffers (view aliases resolved to
     their roots): one `Alias` per declared pair whose input dies at that call and whose output
     is born there. The temp of an in-place kernel variant is the call's next scratch slot, so
-    the emitter finds it like any scratch buffer once the call takes that variant."""
+    the emitter finds it like any scratch buffer once the call takes that variant. A call that
+    declared a partial overlap (`inplace_overlap`, convolution) gives an inexact alias: the
+    input at least that many bytes above the output, the call's own kernel."""
     by = {b.name: b for b in buffers}
     out = []
     for step, call in enumerate(ctx.calls):

@@ -120,7 +120,7 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
             cname=call.cname, function=call.function, params_type=f"{call.function}_params",
             params=tuple(ParamInit(k, res.param(v)) for k, v in sorted(call.params.items())),
             args=tuple(res.arg(step, k, a) for k, a in enumerate(call.args)),
-            origin=", ".join(call.origin).replace("*/", "* /"))
+            origin=", ".join(call.origin).replace("*/", "* /").replace("/*", "/ *"))
             for step, call in enumerate(calls)),
         weights_bytes=sum(c.nbytes for c in ctx.consts),
         canaries=canaries,

@@ -77,11 +77,11 @@ def _conv2d_dsp(node: Node, ctx, params: dict, w: np.ndarray) -> None:
 
 @_lowering("fully_connected_s8", "cortex_m_dsp")
 def _fully_connected_dsp(node: Node, ctx, params: dict, w: np.ndarray) -> None:
-    """Each input row to int16 scratch once, then two output channels at a time."""
+    """Each input row to int16 scratch once, then four output channels at a time."""
     k4 = repack.round_up(w.shape[1], 4)
-    _, out = _dsp_records(node, ctx, w, repack.round_up(w.shape[0], 2), fc_per_tensor=True)
+    _, out = _dsp_records(node, ctx, w, repack.round_up(w.shape[0], 4), fc_per_tensor=True)
     ctx.call(node, "fully_connected_s8", {**params, **out, "k4": k4},
-             [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.dsp_gemm_rows(w), "int32"),
+             [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.dsp_gemm_rows(w, block=4), "int32"),
               ctx.tensor(node.outputs[0]), ScratchArg(2 * k4)], headers=DSP_HEADERS)
 
 

@@ -11,7 +11,8 @@ cortex_m_dsp (Armv7E-M DSP extension):
   int16 input columns by SMLAD, two lanes at a time; SXTB16 unpacks bytes 0 and 2 of a word
   and SXTB16 ROR #8 bytes 1 and 3, so each word holds (w0, w2, w1, w3) of four consecutive
   weights, which unpack into the pairs (w0, w1) and (w2, w3) of the column's natural order.
-  Rows come in pairs, interleaved per word, for the 2x2 (channels x pixels) tile.
+  Rows come in blocks (pairs for the convolution's 2x2 channels x pixels tile, fours for the
+  fully connected 4x1), interleaved word by word.
 - Depthwise weights: `dsp_depthwise_taps`, int16 lanes ready for SMLABB/SMLATT.
 - Requantization: `dsp_requant_records` (kiln_dsp_requant in runtime_c/kiln_dsp.h), and
   `dsp_requant_r2`, whether a layer can use its shorter form.
@@ -86,18 +87,19 @@ def dsp_requant_r2(multiplier: np.ndarray, shift: np.ndarray) -> bool:
     return bool(np.all(_dead_as_r2(multiplier, shift) <= -2))
 
 
-def dsp_gemm_rows(rows: np.ndarray) -> np.ndarray:
+def dsp_gemm_rows(rows: np.ndarray, block: int = 2) -> np.ndarray:
     """[O, K] int8 weights as the words of the DSP GEMM kernels.
 
-    K is zero-padded to a multiple of 4 and O to even. For each pair of rows (2i, 2i+1) and
-    each group g of four weights: the word of row 2i, then the word of row 2i+1, each with
-    the bytes (w[4g], w[4g+2], w[4g+1], w[4g+3]).
+    K is zero-padded to a multiple of 4 and O to a multiple of `block` (2 for the
+    convolution's 2x2 tile, 4 for the fully connected 4x1). For each block of rows and each
+    group g of four weights: the word of each row of the block in turn, with the bytes
+    (w[4g], w[4g+2], w[4g+1], w[4g+3]).
     """
     o, k = rows.shape
-    padded = _pad(_pad(np.asarray(rows, np.int8), 1, round_up(k, 4)), 0, round_up(o, 2))
+    padded = _pad(_pad(np.asarray(rows, np.int8), 1, round_up(k, 4)), 0, round_up(o, block))
     groups = padded.reshape(padded.shape[0], -1, 4)[:, :, [0, 2, 1, 3]]
-    words = _words(groups.reshape(padded.shape[0], -1))  # [O2, K4/4]
-    return words.reshape(-1, 2, words.shape[1]).transpose(0, 2, 1).reshape(-1)
+    words = _words(groups.reshape(padded.shape[0], -1))  # [O', K4/4]
+    return words.reshape(-1, block, words.shape[1]).transpose(0, 2, 1).reshape(-1)
 
 
 def dsp_depthwise_taps(w_taps: np.ndarray) -> np.ndarray:

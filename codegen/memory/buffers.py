@@ -26,8 +26,9 @@ class Alias:
     Declared by lowering for a kernel that reads element i of `inp` before it writes element i
     of `out` (elementwise ops, depthwise convolution one channel at a time). Valid only when
     `inp` dies at the step `out` is born (inp.last == out.first); the planner decides whether
-    to take it. `temp` is a buffer the in-place kernel needs at that step (the depthwise
-    one-channel copy): it exists only when the alias is chosen.
+    to take it, at most one per step (a step is one kernel call). `temp` is a buffer the
+    in-place kernel needs at that step (the depthwise one-channel copy): it exists only when
+    the alias is chosen.
 
     Partial overlap (a convolution whose output pixels only overwrite input pixels already
     consumed): `exact=False`, and the input must start at least `shift` bytes above the output
@@ -129,20 +130,14 @@ def _merged(live: list[Buffer], choice: list[Alias]) -> list[Buffer]:
 
 def alias_bound(buffers: list[Buffer], aliases: list[Alias]) -> int:
     """The lower bound when the planner may take the declared aliases: at each step, the least
-    live bytes over the ways of taking (or not) the aliases born there. Never above
+    live bytes over taking none or one of the aliases born there. Never above
     `lower_bound`; equal to it when nothing is declared."""
     usable = usable_aliases(buffers, aliases)
     best = 0
     for t in sorted({b.first for b in buffers}):
         live = [b for b in buffers if b.first <= t <= b.last]
         here = [a for a in usable if any(b.name == a.out and b.first == t for b in live)]
-        options: list[list[Alias]] = [[]]
-        for a in here:  # every subset using each buffer once (a handful per step)
-            options += [opt + [a] for opt in options
-                        if all(x.out != a.out and x.inp != a.inp and x.out != a.inp and x.inp != a.out
-                               for x in opt)]
-            if len(options) > 256:
-                break
+        options: list[list[Alias]] = [[]] + [[a] for a in here]  # one reuse per step at most
         best = max(best, min(_live_bytes(_merged(live, opt)) for opt in options))
     return best
 
@@ -158,10 +153,12 @@ def validate_plan(buffers: list[Buffer], plan: Plan, aliases: list[Alias] = ()) 
     chosen, at the same offset, the input's last step being the output's first; the temp of
     a chosen alias is checked like any buffer.
     """
-    declared = {a.pair: a for a in aliases}
+    declared: dict[tuple[str, str], Alias] = {}
+    for a in aliases:
+        declared.setdefault(a.pair, a)  # the first declaration of a pair counts, as in usable_aliases
     by_name = {b.name: b for b in buffers}
     allowed: set[frozenset[str]] = set()
-    used_out, used_in = set(), set()
+    used_out, used_in, used_step = set(), set(), set()
     buffers = list(buffers)
     for pair in plan.aliases:
         a = declared.get(tuple(pair))
@@ -177,8 +174,9 @@ def validate_plan(buffers: list[Buffer], plan: Plan, aliases: list[Alias] = ()) 
         if (gap != a.shift) if a.exact else (gap < a.shift):
             raise PlanError(f"alias {a.out} <- {a.inp}: offsets differ by {gap}, "
                             f"{'' if a.exact else 'at least '}{a.shift} allowed")
-        if a.out in used_out or a.inp in used_in:
-            raise PlanError(f"alias {a.out} <- {a.inp}: a buffer is reused twice at one step")
+        if a.out in used_out or a.inp in used_in or o.first in used_step:
+            raise PlanError(f"alias {a.out} <- {a.inp}: a second reuse at step {o.first}")
+        used_step.add(o.first)
         used_out.add(a.out)
         used_in.add(a.inp)
         allowed.add(frozenset(pair))

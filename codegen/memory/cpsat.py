@@ -12,7 +12,9 @@ is true, the output's offset equals the input's (or, for a partial overlap, lies
 the declared shift below it), the input's rectangle ends half a step early
 and the output's starts half a step late, so the two no longer meet in the NoOverlap2D while
 both still meet everything else live at that step; the depthwise temp is an optional
-rectangle present only then. The floor becomes the aliasing-aware bound.
+rectangle present only then. A step is one kernel call, so at most one Boolean per step is
+true: the half-step exemption is then exactly the pair's. The floor becomes the aliasing-aware
+bound; among equal arenas the fewest aliases are taken.
 
 Determinism: the build output must be byte-identical across runs, so the search must not
 depend on thread timing. Measured on random instances (2-core machine, 18 instances, 4 s
@@ -79,13 +81,13 @@ def solve_cpsat(buffers: list[Buffer], start: Plan, time_limit: float = 10.0,
     taken = {a.pair: model.new_bool_var(f"alias{j}") for j, a in enumerate(usable)}
     for j, a in enumerate(usable):
         model.add_hint(taken[a.pair], a.pair in hinted)
-    for name_of in ((lambda a: a.out), (lambda a: a.inp)):  # each buffer reused once at most
-        by: dict[str, list] = {}
-        for a in usable:
-            by.setdefault(name_of(a), []).append(taken[a.pair])
-        for lits in by.values():
-            if len(lits) > 1:
-                model.add_at_most_one(lits)
+    step_of = {b.name: b.first for b in buffers}
+    by_step: dict[int, list] = {}
+    for a in usable:  # one reuse per step (one kernel call): the half steps below rely on it
+        by_step.setdefault(step_of[a.out], []).append(taken[a.pair])
+    for lits in by_step.values():
+        if len(lits) > 1:
+            model.add_at_most_one(lits)
 
     def place(key: str, b: Buffer, hint: int | None, present=None):
         k = model.new_int_var(0, (ub - b.size) // b.align, f"k{key}")

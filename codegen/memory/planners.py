@@ -32,13 +32,13 @@ def plan_linear(buffers: list[Buffer], aliases: list[Alias] = ()) -> Plan:
 
 def greedy_aliases(buffers: list[Buffer], aliases: list[Alias]) -> list[Alias]:
     """The in-place choice taken greedily: every usable alias, in declaration order, unless
-    one of its buffers is already reused at that step."""
-    chosen, outs, ins = [], set(), set()
+    its step already has one."""
+    first = {b.name: b.first for b in buffers}
+    chosen, steps = [], set()
     for a in usable_aliases(buffers, aliases):
-        if a.out not in outs and a.inp not in ins:
+        if first[a.out] not in steps:
             chosen.append(a)
-            outs.add(a.out)
-            ins.add(a.inp)
+            steps.add(first[a.out])
     return chosen
 
 

@@ -92,18 +92,19 @@ def _sxtb16(word: int, ror8: bool = False) -> tuple[int, int]:
     return tuple(v - 256 if v > 127 else v for v in lanes)
 
 
+@pytest.mark.parametrize("block", [2, 4])
 @pytest.mark.parametrize("o,k", [(4, 8), (3, 10), (5, 1), (2, 27)])
-def test_gemm_rows_unpack_into_natural_pairs(o, k):
+def test_gemm_rows_unpack_into_natural_pairs(o, k, block):
     rows = np.random.default_rng(o * k).integers(-128, 128, (o, k)).astype(np.int8)
-    words = repack.dsp_gemm_rows(rows)
-    k4, o2 = repack.round_up(k, 4), repack.round_up(o, 2)
-    assert words.dtype == np.int32 and words.size == o2 * k4 // 4
-    padded = np.zeros((o2, k4), np.int64)
+    words = repack.dsp_gemm_rows(rows, block)
+    k4, o_pad = repack.round_up(k, 4), repack.round_up(o, block)
+    assert words.dtype == np.int32 and words.size == o_pad * k4 // 4
+    padded = np.zeros((o_pad, k4), np.int64)
     padded[:o, :k] = rows
     it = iter(words)
-    for pair in range(o2 // 2):
+    for first in range(0, o_pad, block):
         for g in range(k4 // 4):
-            for r in (2 * pair, 2 * pair + 1):  # the pair's rows alternate word by word
+            for r in range(first, first + block):  # the block's rows alternate word by word
                 word = int(next(it))
                 # SXTB16 gives (w0, w1), SXTB16 ROR #8 gives (w2, w3): the column's natural order
                 assert _sxtb16(word) + _sxtb16(word, True) == tuple(padded[r, 4 * g:4 * g + 4])

@@ -92,7 +92,7 @@ def test_counts_repeat_exactly(target, insn_plugin):
     assert runs[0] == runs[1]
     p = runs[0]
     assert [c.kernel for c in p.calls] == [g["kernel"] for g in res.manifest["fusion_groups"]] == ["add_bcast_s8"] * 2
-    assert all(c.variant == "reference" for c in p.calls)
+    assert all(c.variant == ("reference" if target == "cortex-m0plus" else "cortex_m_dsp") for c in p.calls)
     for k in range(2):
         kernels = sum(c.instructions[k] for c in p.calls)
         # Every element costs instructions; the call into the model and its return a few more.
@@ -102,7 +102,7 @@ def test_counts_repeat_exactly(target, insn_plugin):
 def test_kiln_profile_prints_each_call_and_the_total(models_dir, capsys):
     assert main(["profile", str(models_dir / "ad01_int8.tflite"), "--target", "cortex-m4"]) == 0
     out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if re.match(r"\s+\d+\s+\S+\s+\S+\s+reference\s+[\d,]+\s+[\d.]+%$", line)]
+    rows = [line for line in out.splitlines() if re.match(r"\s+\d+\s+\S+\s+\S+\s+cortex_m_dsp\s+[\d,]+\s+[\d.]+%$", line)]
     assert len(rows) == 10  # ten FULLY_CONNECTED layers
     counts = [int(r.split()[4].replace(",", "")) for r in rows]
     kernels = int(re.search(r"kernels\s+([\d,]+)", out).group(1).replace(",", ""))

@@ -164,3 +164,52 @@ def test_quantization_checks(scale, zp, axis, words):
     with pytest.raises(KilnError) as info:
         limits.check_quant(Quant(scale, zp, axis), "int8", (3, 4), "t")
     assert words in str(info.value) and "node 't'" in str(info.value)
+
+
+def test_names_cannot_inject_code_into_the_generated_c(tmp_path):
+    """Names reach C comments (the header's I/O list, the comment at each call): a name that
+    closes the comment must not turn the rest of it into code."""
+    from codegen.verify.host import run_generated
+
+    evil = "x */ int injected; /* y"
+    nodes = [helper.make_node("Relu", [evil], ["h */ int h; /*"], name="n */ #error z /*"),
+             helper.make_node("Relu", ["h */ int h; /*"], ["y */"], name="m")]
+    model = onnx_model(nodes, inp=(evil, [1, 4]), outputs=("y */",))
+    path = tmp_path / "evil.onnx"
+    onnx.save(model, path)
+    build = compile_model(path, CompileOptions(target=load_target("host"), name="evil"))
+    for text in (build.files["evil.h"], build.files["evil.c"]):
+        code = "".join(part.split("*/", 1)[-1] for part in text.split("/*"))  # text outside comments
+        assert "int injected;" not in code and "#error" not in code and "int h;" not in code
+    x = np.array([[-1.0, 0.0, 2.0, -3.0]], np.float32)
+    (out,) = run_generated(build.files, "evil", [{evil: x}], sanitize=True)
+    np.testing.assert_array_equal(out["y */"], np.maximum(x, 0))
+
+
+def test_control_characters_in_names_are_refused_or_escaped(tmp_path):
+    model = onnx_model([helper.make_node("Relu", ["x"], ["y\n#error"])], outputs=("y\n#error",))
+    assert "contains control characters" in error_of(model, tmp_path)
+    tfl = single_op_model("RELU", [TensorSpec((1, 4), "float32", name="in\n#error")], [TensorSpec((1, 4), "float32")])
+    g = load_bytes(tfl)
+    assert g.inputs == ["in\\x0a#error"]  # escaped when read
+    bad = single_op_model("RELU", [TensorSpec((1, 0), "float32", name="in\x01x")], [TensorSpec((1, 0), "float32")])
+    with pytest.raises(KilnError) as info:
+        load_bytes(bad)
+    assert "\\x01" in str(info.value) and "\x01" not in str(info.value)
+
+
+def test_special_files_are_refused_without_reading_them(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "pipe.onnx"
+    os.mkfifo(fifo)  # reading it would block for ever
+    folder = tmp_path / "folder.tflite"
+    folder.mkdir()
+    for path, words in ((fifo, "not a regular file"), (Path("/dev/zero"), "not a regular file"),
+                        (folder, "a folder"), (tmp_path / "missing.onnx", "No such file")):
+        proc = subprocess.run([sys.executable, "-m", "codegen", "build", str(path), "--target", "host",
+                               "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
+        (line,) = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and line.startswith(f"kiln: error: {path}: cannot read model: ") and words in line

@@ -1,4 +1,5 @@
-"""Attention (opsets 23-25) as a chain of Kiln ops, ONNX's reference semantics:
+"""Attention (opsets 23-25) and LinearAttention as chains of Kiln ops, ONNX's reference
+semantics. Attention:
 
     Q, K, V [B, heads, S, D] (3-D inputs are split into heads and transposed first)
     present_key / present_value = Concat(past, K / V) along the sequence
@@ -148,3 +149,77 @@ def convert_attention(ctx, node):
     if rank == 3:
         t = ctx.add(node, "Transpose", [y], role="y_seq", perm=(0, 2, 1, 3))
         ctx.add(node, "Reshape", [t], out=node.outputs[0], shape=(batch, q_len, hq * g[v].shape[3]))
+
+
+def _split_heads(ctx: ConvertContext, node: OnnxNode, name: str, heads: int, role: str) -> str:
+    """[B, T, heads * d] (or [B, T, heads] for per-head scalars) as [B, heads, T, d]."""
+    b, t, hidden = ctx.shape(name)
+    x = ctx.add(node, "Reshape", [ctx.kiln(name)], role=f"{role}_split", shape=(b, t, heads, hidden // heads))
+    return ctx.add(node, "Transpose", [x], role=f"{role}_heads", perm=(0, 2, 1, 3))
+
+
+@converter("LinearAttention")
+def convert_linear_attention(ctx, node):
+    """The recurrence of ONNX's reference unrolled over the (static) sequence length:
+
+        state = state * exp(decay_t)                              (gated rules)
+        v_t   = beta_t * (v_t - k_t @ state)                       (delta rules)
+        state = state + k_t^T @ v_t
+        out_t = scale * q_t @ state (key/value heads repeated for grouped queries)
+    """
+    rule = node.attr("update_rule", "gated_delta")
+    if rule not in ("linear", "gated", "delta", "gated_delta"):
+        raise node.error(f"update_rule '{rule}' is not linear, gated, delta or gated_delta")
+    gating, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+    hq, hkv = int(node.attr("q_num_heads", 0)), int(node.attr("kv_num_heads", 0))
+    if not hq or not hkv or hq % hkv:
+        raise node.error(f"q_num_heads {hq} must be a positive multiple of kv_num_heads {hkv}")
+    b, t, _ = ctx.shape(node.input(0))
+    q = _split_heads(ctx, node, node.input(0), hq, "q")
+    k = _split_heads(ctx, node, node.input(1), hkv, "k")
+    v = _split_heads(ctx, node, node.input(2), hkv, "v")
+    g = ctx.b.g.values
+    dk, dv = g[k].shape[3], g[v].shape[3]
+    scale = float(node.attr("scale", 0.0)) or 1.0 / np.sqrt(dk)
+    if node.input(3):
+        state = ctx.kiln(node.input(3))
+    else:
+        state = ctx.weight(node, "state0", np.zeros((b, hkv, dk, dv), np.float32))
+    decay = beta = None
+    if gating:
+        if not node.input(4):
+            raise node.error(f"update_rule '{rule}' needs decay (input 4)")
+        decay = ctx.add(node, "Exp", [_split_heads(ctx, node, node.input(4), hkv, "decay")], role="decay_exp")
+    if delta:
+        if not node.input(5):
+            raise node.error(f"update_rule '{rule}' needs beta (input 5)")
+        beta = _split_heads(ctx, node, node.input(5), ctx.shape(node.input(5))[2], "beta")
+    repeat = ctx.weight(node, "head_index", np.repeat(np.arange(hkv, dtype=np.int64), hq // hkv)) if hq != hkv else None
+    scale_c = ctx.weight(node, "scale", np.array(scale, np.float32))
+
+    def step_of(x: str, i: int, role: str) -> str:
+        shape = g[x].shape
+        return ctx.add(node, "Slice", [x], role=f"{role}{i}", starts=(0, 0, i, 0),
+                       ends=(shape[0], shape[1], i + 1, shape[3]), steps=(1, 1, 1, 1))
+
+    outs = []
+    for i in range(t):
+        q_t, k_t, v_t = step_of(q, i, "q_t"), step_of(k, i, "k_t"), step_of(v, i, "v_t")
+        k_col = ctx.add(node, "Reshape", [k_t], role=f"k_col{i}", shape=(b, hkv, dk, 1))
+        if gating:
+            d_t = step_of(decay, i, "decay_t")
+            d_col = ctx.add(node, "Reshape", [d_t], role=f"decay_col{i}", shape=(b, hkv, g[d_t].shape[3], 1))
+            state = ctx.add(node, "Mul", [state, d_col], role=f"decayed{i}")
+        if delta:
+            retrieved = ctx.add(node, "MatMul", [k_t, state], role=f"retrieved{i}")
+            v_t = ctx.add(node, "Mul", [step_of(beta, i, "beta_t"),
+                                        ctx.add(node, "Sub", [v_t, retrieved], role=f"residual{i}")], role=f"v_delta{i}")
+        state = ctx.add(node, "Add", [state, ctx.add(node, "MatMul", [k_col, v_t], role=f"outer{i}")],
+                        role=f"state{i}", out=node.outputs[1] if i == t - 1 and len(node.outputs) > 1 and node.outputs[1]
+                        else None)
+        read = ctx.add(node, "Gather", [state, repeat], role=f"groups{i}", axis=1) if repeat else state
+        outs.append(ctx.add(node, "Mul", [ctx.add(node, "MatMul", [q_t, read], role=f"read{i}"), scale_c],
+                            role=f"out{i}"))
+    y = ctx.add(node, "Concat", outs, role="out_seq", axis=2) if len(outs) > 1 else outs[0]
+    y = ctx.add(node, "Transpose", [y], role="out_heads", perm=(0, 2, 1, 3))
+    ctx.add(node, "Reshape", [y], out=node.outputs[0], shape=(b, t, hq * dv))

@@ -76,10 +76,65 @@ def convert_gather_like(ctx, node):
 
 @converter("ScatterND", "ScatterElements", "Scatter", "TensorScatter")
 def convert_scatter(ctx, node):
+    """No reduction: a Take of data and updates; with one: ScatterReduce with the target
+    element of every update."""
     reduction = node.attr("reduction", "none")
-    if reduction != "none":
-        raise node.error(f"reduction '{reduction}' is not supported (only 'none')")
-    take(ctx, node, (0, 1) if node.op_type == "TensorScatter" else (0, 2))
+    if reduction == "none":
+        take(ctx, node, (0, 1) if node.op_type == "TensorScatter" else (0, 2))
+        return
+    if reduction not in ("add", "mul", "max", "min"):
+        raise node.error(f"reduction '{reduction}' is not add, mul, max or min")
+    offsets = scatter_offsets(node, ctx.shape(node.input(0)), ctx.require_const(node, 1, "indices"),
+                              ctx.shape(node.input(2)))
+    ctx.add(node, "ScatterReduce", [ctx.kiln(node.input(0)), ctx.kiln(node.input(2)),
+                                    ctx.weight(node, "offsets", offsets)], out=node.outputs[0], reduction=reduction)
+
+
+def scatter_offsets(node: OnnxNode, shape, indices: np.ndarray, updates_shape) -> np.ndarray:
+    """The flat data element each update of ScatterElements / ScatterND lands on."""
+    indices = np.asarray(indices, np.int64)
+    if node.op_type == "ScatterND":
+        k = indices.shape[-1]
+        tuples = indices.reshape(-1, k)
+        tuples = np.where(tuples < 0, tuples + np.array(shape[:k]), tuples)
+        inner = int(np.prod(shape[k:], dtype=np.int64))
+        base = np.ravel_multi_index(tuple(tuples.T), tuple(shape[:k])) * inner
+        return (base[:, None] + np.arange(inner)).reshape(tuple(updates_shape))
+    axis = int(node.attr("axis", 0)) % len(shape)
+    grid = list(np.indices(indices.shape))
+    grid[axis] = np.where(indices < 0, indices + shape[axis], indices)
+    return np.ravel_multi_index(tuple(grid), tuple(shape)).astype(np.int64)
+
+
+@converter("Col2Im")
+def convert_col2im(ctx, node):
+    """Column blocks [N, C * prod(block), L] summed back into the image [N, C, *image]: a
+    ScatterReduce(add) of every block element onto zeros (elements in the padding dropped)."""
+    n, cb, length = ctx.shape(node.input(0))
+    image = [int(v) for v in ctx.require_const(node, 1, "image_shape").reshape(-1)]
+    block = [int(v) for v in ctx.require_const(node, 2, "block_shape").reshape(-1)]
+    r = len(image)
+    dil = [int(v) for v in node.attr("dilations", [1] * r)]
+    pads = [int(v) for v in node.attr("pads", [0] * (2 * r))]
+    strides = [int(v) for v in node.attr("strides", [1] * r)]
+    kernel = int(np.prod(block))
+    c = cb // kernel
+    grid = [(image[i] + pads[i] + pads[i + r] - (dil[i] * (block[i] - 1) + 1)) // strides[i] + 1 for i in range(r)]
+    if c * kernel != cb or int(np.prod(grid)) != length:
+        raise node.error(f"input {[n, cb, length]} does not fit image {image} with block {block}")
+    taps = np.indices(block).reshape(r, -1)        # [r, kernel]
+    spots = np.indices(grid).reshape(r, -1)        # [r, L]
+    pos = spots[:, None, :] * np.array(strides)[:, None, None] - np.array(pads[:r])[:, None, None] \
+        + taps[:, :, None] * np.array(dil)[:, None, None]  # [r, kernel, L]
+    inside = np.all((pos >= 0) & (pos < np.array(image)[:, None, None]), axis=0)
+    flat = np.ravel_multi_index(tuple(np.clip(pos, 0, np.array(image)[:, None, None] - 1)), tuple(image))
+    per_image = int(np.prod(image))
+    offsets = np.where(inside, flat, -1)[None, None] + (np.arange(n)[:, None, None, None] * c
+                                                         + np.arange(c)[None, :, None, None]) * per_image
+    offsets = np.where(np.broadcast_to(inside, offsets.shape), offsets, -1).reshape(n, cb, length)
+    zeros = ctx.weight(node, "zeros", np.zeros((n, c, *image), np.float32))
+    ctx.add(node, "ScatterReduce", [zeros, ctx.kiln(node.input(0)), ctx.weight(node, "offsets", offsets)],
+            out=node.outputs[0], reduction="add")
 
 
 @converter("EyeLike")

@@ -165,3 +165,26 @@ def convert_linear_transform(ctx, node):
     flat = ctx.add(node, "Reshape", [ctx.kiln(x)], role="flat", shape=(shape[0], feat))
     y = ctx.add(node, "MatMul", [flat, ctx.weight(node, "matrix", matrix)], role="transform")
     ctx.add(node, "Reshape", [y], out=node.outputs[0], shape=(shape[0],) + tuple(out.shape[1:]))
+
+
+@converter("DynamicQuantizeLinear")
+def convert_dynamic_quantize(ctx, node):
+    """uint8 quantisation with a scale and zero point computed from the tensor at run time,
+    ONNX's function body in float32 ops: range [min(x, 0), max(x, 0)] over 255 steps,
+    zero point round(clip(-min / scale, 0, 255)), y = clip(round(x / scale) + zp, 0, 255)."""
+    x = ctx.kiln(node.input(0))
+    zero = ctx.weight(node, "zero", np.array(0.0, np.float32))
+    lo = ctx.add(node, "Minimum", [ctx.add(node, "ReduceMin", [x], role="min", axes=(), keepdims=False), zero],
+                 role="min0")
+    hi = ctx.add(node, "Maximum", [ctx.add(node, "ReduceMax", [x], role="max", axes=(), keepdims=False), zero],
+                 role="max0")
+    scale = ctx.add(node, "Div", [ctx.add(node, "Sub", [hi, lo], role="range"),
+                                  ctx.weight(node, "steps", np.array(255.0, np.float32))],
+                    role="scale", out=node.outputs[1] if len(node.outputs) > 1 and node.outputs[1] else None)
+    zp = ctx.add(node, "Sub", [zero, ctx.add(node, "Div", [lo, scale], role="min_scaled")], role="zp_initial")
+    zp = ctx.add(node, "Round", [ctx.add(node, "Clip", [zp], role="zp_clipped", min=0.0, max=255.0)], role="zp")
+    if len(node.outputs) > 2 and node.outputs[2]:
+        ctx.add(node, "Cast", [zp], role="zp_u8", out=node.outputs[2], to="uint8")
+    q = ctx.add(node, "Round", [ctx.add(node, "Div", [x, scale], role="x_scaled")], role="x_rounded")
+    q = ctx.add(node, "Clip", [ctx.add(node, "Add", [q, zp], role="x_shifted")], role="x_clipped", min=0.0, max=255.0)
+    ctx.add(node, "Cast", [q], out=node.outputs[0], to="uint8")

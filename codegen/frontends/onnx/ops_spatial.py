@@ -226,17 +226,50 @@ def convert_global_maxpool(ctx, node):
 
 @converter("BatchNormalization")
 def convert_batchnorm(ctx, node):
-    """Inference-mode batch normalisation over axis 1 (the running statistics are inputs)."""
+    """Inference-mode batch normalisation over axis 1 (the running statistics are inputs);
+    training_mode=1 normalises with the batch's own statistics (composed of Kiln ops)."""
     if not node.attr("spatial", 1):
         raise node.error("spatial=0 is not supported")
-    if node.attr("training_mode", 0):
-        raise node.error("training_mode=1 is not supported (export the model for inference)")
     if len(ctx.shape(node.input(0))) < 2:
         raise node.error("input must have a channel axis (rank >= 2)")
     if any(not node.input(i) for i in range(5)):
         raise node.error("needs all five inputs X, scale, B, input_mean, input_var")
+    if node.attr("training_mode", 0):
+        _batchnorm_training(ctx, node)
+        return
     ctx.add(node, "BatchNorm", [ctx.kiln(i) for i in node.inputs[:5]], out=node.outputs[0],
             epsilon=float(node.attr("epsilon", 1e-5)), axis=1)
+
+
+def _batchnorm_training(ctx: ConvertContext, node: OnnxNode) -> None:
+    """y = scale * (x - mean_b) / sqrt(var_b + epsilon) + B with the batch mean and (biased)
+    variance over every axis but 1; the running statistics come out updated with `momentum`."""
+    shape = ctx.shape(node.input(0))
+    axes = tuple(a for a in range(len(shape)) if a != 1)
+    per_channel = (shape[1],) + (1,) * (len(shape) - 2)
+    params = []
+    for i, role in ((1, "scale"), (2, "bias"), (3, "mean"), (4, "var")):
+        data = ctx.require_const(node, i, role).astype(np.float32)
+        params.append(data)
+    scale, bias, run_mean, run_var = params
+    eps, momentum = float(node.attr("epsilon", 1e-5)), float(node.attr("momentum", 0.9))
+    x = ctx.kiln(node.input(0))
+    mean = ctx.add(node, "Mean", [x], role="batch_mean", axes=axes, keepdims=True)
+    d = ctx.add(node, "Sub", [x, mean], role="centred")
+    var = ctx.add(node, "Mean", [ctx.add(node, "Mul", [d, d], role="square")], role="batch_var", axes=axes,
+                  keepdims=True)
+    std = ctx.add(node, "Sqrt", [ctx.add(node, "Add", [var, ctx.weight(node, "epsilon", np.array(eps, np.float32))],
+                                         role="var_eps")], role="std")
+    scaled = ctx.add(node, "Mul", [ctx.weight(node, "scale", scale.reshape(per_channel)), d], role="scaled")
+    y = ctx.add(node, "Div", [scaled, std], role="normed")
+    ctx.add(node, "Add", [y, ctx.weight(node, "bias", bias.reshape(per_channel))], out=node.outputs[0])
+    for k, (stat, running) in enumerate(((mean, run_mean), (var, run_var)), start=1):
+        if len(node.outputs) > k and node.outputs[k]:
+            flat = ctx.add(node, "Reshape", [stat], role=f"stat{k}", shape=(shape[1],))
+            keep = ctx.weight(node, f"running{k}", (running * np.float32(momentum)).astype(np.float32))
+            new = ctx.add(node, "Mul", [flat, ctx.weight(node, f"rate{k}", np.array(1 - momentum, np.float32))],
+                          role=f"new{k}")
+            ctx.add(node, "Add", [keep, new], out=node.outputs[k])
 
 
 def _resize_attrs(ctx: ConvertContext, node: OnnxNode, shape: tuple[int, ...]) -> dict:

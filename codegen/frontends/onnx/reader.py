@@ -8,6 +8,7 @@ here, so that the converters only ever see a well-formed, topologically ordered 
 from __future__ import annotations
 
 import heapq
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,15 +132,21 @@ def parse_model(model: onnx.ModelProto, default_name: str = "model") -> OnnxMode
                      model.ByteSize())
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # newlines and the like: names end up in one-line messages
+
+
 def _name_text(name: str | bytes) -> str:
     return name.decode("utf-8", "replace") if isinstance(name, bytes) else name
 
 
 def _check_names(graph: onnx.GraphProto) -> None:
-    """Every name is text: protobuf hands back bytes for a string field that is not UTF-8."""
+    """Every name is text (protobuf hands back bytes for a string field that is not UTF-8)
+    without control characters (names appear in one-line error messages and C comments)."""
     def check(name, what: str, node: str | None = None) -> None:
         if isinstance(name, bytes):
             raise KilnError(f"{what} {_name_text(name)!r} is not valid UTF-8 text", node=node)
+        if _CONTROL.search(name):
+            raise KilnError(f"{what} {name!r} contains control characters", node=node and _CONTROL.sub("?", node))
 
     for t in graph.initializer:
         check(t.name, "initializer name")
@@ -147,7 +154,7 @@ def _check_names(graph: onnx.GraphProto) -> None:
         check(vi.name, "graph input/output name")
     for i, n in enumerate(graph.node):
         check(n.name, "node name")
-        label = n.name if isinstance(n.name, str) and n.name else f"node {i}"
+        label = n.name if isinstance(n.name, str) and n.name and not _CONTROL.search(n.name) else f"node {i}"
         for what, field in (("op type", [n.op_type]), ("domain", [n.domain]), ("input name", n.input),
                             ("output name", n.output), ("attribute name", [a.name for a in n.attribute])):
             for name in field:

@@ -11,6 +11,7 @@ converters (ops.py) only ever see the dataclasses below.
 from __future__ import annotations
 
 import inspect
+import re
 import struct
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -149,7 +150,10 @@ def read_model(data: bytes) -> ModelInfo:
 
 
 def _text(raw: bytes | None) -> str:
-    return raw.decode("utf-8", "replace") if raw else ""
+    """A name or description as one line of text: control characters (a newline in a tensor
+    name) are written as escapes, since names go into one-line messages and C comments."""
+    text = raw.decode("utf-8", "replace") if raw else ""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _length(n: int, budget: _Budget, what: str) -> int:

@@ -1,0 +1,77 @@
+"""A fast subset of the ONNX backend node tests through Kiln (bench/onnx_conformance.py runs
+them all and writes bench/ONNX_CONFORMANCE.md): seventy cases, one or two per family of
+operators, each imported, compiled, built with gcc's strict flags, run and compared as onnx's
+backend runner compares (rtol 1e-3, atol 1e-7). Also the driver's own rules: weight inputs are
+baked, data inputs are not, and refusals come back as reasons."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/ lives in the checkout, not the package
+from bench.onnx_conformance import Result, bake_weights, collect_cases, run_case  # noqa: E402
+
+SUBSET = [
+    # activations and elementwise math
+    "test_abs", "test_exp_example", "test_log", "test_sqrt", "test_erf", "test_tan", "test_acosh",
+    "test_leakyrelu", "test_elu_default", "test_selu", "test_hardsigmoid", "test_hardswish", "test_gelu_tanh_2",
+    "test_mish", "test_softplus", "test_thresholdedrelu", "test_shrink_soft", "test_sign", "test_round",
+    "test_prelu_broadcast", "test_div_bcast", "test_pow_bcast_array", "test_mod_mixed_sign_float32",
+    "test_max_example", "test_mean_example", "test_clip_default_inbounds", "test_isinf",
+    # comparisons, logic, selection
+    "test_greater_equal_bcast", "test_less_equal_bcast_expanded", "test_clip_splitbounds",
+    # reductions and normalisation
+    "test_reduce_mean_keepdims_random", "test_reduce_l2_keep_dims_random", "test_argmax_negative_axis_keepdims_random_select_last_index",
+    "test_reduce_prod_do_not_keepdims_random", "test_logsoftmax_axis_1", "test_hardmax_axis_2",
+    "test_softmax_axis_0_expanded", "test_layer_normalization_4d_axis_negative_2",
+    "test_rms_normalization_3d_axis2_epsilon", "test_group_normalization_example", "test_instancenorm_epsilon",
+    "test_mvn", "test_l2normalization_axis_1",
+    # convolution, pooling, resampling
+    "test_conv_with_strides_and_asymmetric_padding", "test_convtranspose_group_2", "test_convtranspose_output_shape",
+    "test_globalaveragepool", "test_globalmaxpool_precomputed",  # (the pool modules take seconds to generate)
+    "test_resize_downsample_scales_cubic_antialias", "test_resize_tf_crop_and_resize",
+    "test_resize_upsample_sizes_nearest_floor_align_corners", "test_gridsample_bicubic", "test_depthtospace_example",
+    # data movement
+    "test_slice_neg_steps", "test_split_variable_parts_2d_opset18", "test_gather_2d_indices", "test_tile_precomputed",
+    "test_expand_dim_changed", "test_gather_elements_negative_indices", "test_scatter_elements_with_axis",
+    "test_reversesequence_batch", "test_center_crop_pad_crop_and_pad",
+    # sequence models and transformers
+    "test_lstm_with_peepholes", "test_gru_seq_length", "test_attention_3d_gqa_causal",
+    "test_attention_4d_with_past_and_present", "test_rotary_embedding_interleaved", "test_dft_rfft",
+    "test_gemm_all_attributes", "test_matmul_4d",
+]
+
+
+EXTRA = ["test_conv_with_strides_padding", "test_range_float_type_positive_delta", "test_nonzero_example",
+         "test_einsum_transpose"]
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return {c.name: c for c in collect_cases(SUBSET + EXTRA)}
+
+
+@pytest.mark.parametrize("name", SUBSET)
+def test_case_passes(cases, name):
+    result = run_case(cases[name])
+    assert result.status == "pass", f"{name}: {result.status}: {result.reason}"
+
+
+def test_weights_are_baked_but_data_stays_an_input(cases):
+    model, feeds, baked = bake_weights(cases["test_conv_with_strides_padding"])
+    assert baked == ("W",) and list(feeds) == ["x"]
+    assert [vi.name for vi in model.graph.input] == ["x"]
+    # every input of Range is a parameter: baking them all would leave nothing to run
+    _, feeds, baked = bake_weights(cases["test_range_float_type_positive_delta"])
+    assert baked == () and len(feeds) == 3
+
+
+def test_refusals_are_reasons_and_failures_are_counted(cases):
+    refused = run_case(cases["test_nonzero_example"])
+    assert refused.status == "unsupported" and "NonZero" in refused.reason
+    einsum = run_case(cases["test_einsum_transpose"])
+    assert einsum.status == "unsupported" and "Einsum" in einsum.reason
+    assert isinstance(refused, Result) and not refused.strict
