@@ -314,6 +314,43 @@ def run_all(names: list[str], jobs: int = 2, progress: bool = True) -> list[Resu
 
 
 # -- the report ----------------------------------------------------------------------------------
+# Why a case does not pass, in broad classes (first matching rule wins): (class, regex on
+# "op: status: reason").
+CATEGORIES = [
+    ("integer or bool model inputs (Kiln's ONNX frontend takes float32 inputs)",
+     r"graph input is (u?int\d+|bool)\b"),
+    ("float16, bfloat16, float8, float4, double or string tensors (Kiln computes in float32)",
+     r"graph input is (float16|bfloat16|float8|float4|double|string)|cast to (float16|bfloat16|float8|float4|"
+     r"double|string|u?int[24]\b)|float8|float4"),
+    ("sequence, optional and map values", r"sequence, optional|Optional|Sequence"),
+    ("control flow (If, Loop, Scan)", r"\b(If|Loop|Scan) \(node"),
+    ("outputs whose shape depends on the data (NonZero, Unique, NonMaxSuppression, Range, ConstantOfShape "
+     "of computed shapes), dynamic or empty dimensions",
+     r"NonZero|Unique|NonMaxSuppression|\bRange \(node|ConstantOfShape \(node|dynamic dimension|empty tensor|"
+     r"empty state|no elements|do not cut an axis|Window \(node"),
+    ("FlexAttention (preview domain; its score functions are subgraphs)", r"FlexAttention"),
+    ("strings, images, ML and training domains", r"String|Regex|ImageDecoder|TfIdf|ai\.onnx\.ml|preview\.training"),
+    ("models written for opsets before 7", r"ONNX opset \d is not supported"),
+    ("random numbers (Bernoulli, Random*, training-mode Dropout)", r"Random|Bernoulli|drops elements at random"),
+    ("integer bit operations", r"BitShift|Bitwise|BitCast"),
+    ("quantized ONNX forms handled by the quantization frontend", r"QuantizeLinear|Integer|QLinear"),
+    ("3-D convolution and pooling, dilated pooling, pooling indices (Kiln's spatial ops are 2-D)",
+     r"rank 3 or 4|dilations .* pooling|MaxUnpool|only the main output|LpPool: dilations"),
+    ("generated C rejected by -Werror: a model input that is never read (fix in templates/model.c.j2)",
+     r"unused parameter"),
+    ("-inf written as -FLT_MAX in generated constants (fix in codegen/emit/literals.py)", r"e\+30\d of max"),
+    ("float32 accumulation: near-zero outputs differ by more than onnx's absolute 1e-7", r"e-0[78] of max"),
+]
+
+
+def category(r: Result) -> str:
+    text = f"{r.op}: {r.status}: {r.reason}"
+    for label, pattern in CATEGORIES:
+        if re.search(pattern, text):
+            return label
+    return "operators and variants not implemented yet"
+
+
 def summarize_reason(reason: str) -> str:
     """A reason with the case-specific details (names, numbers) blurred, for grouping."""
     text = re.sub(r"'[^']*'", "'…'", reason)
@@ -359,6 +396,10 @@ def report(results: list[Result], command: str) -> str:
         sub = [r for r in results if r.expanded == flag]
         c = Counter(r.status for r in sub)
         lines.append(f"- {label}: {c['pass']} of {len(sub)} pass")
+    lines += ["", "## What keeps Kiln from the rest", "", "| cases | class |", "|---:|---|"]
+    classes = Counter(category(r) for r in results if r.status != "pass")
+    for label, n in classes.most_common():
+        lines.append(f"| {n} | {label} |")
     lines += ["", "## Reasons for the rest", "", "| cases | fail/unsupported | reason (details blurred) |",
               "|---:|---|---|"]
     groups: Counter = Counter((r.status, summarize_reason(r.reason)) for r in results if r.status != "pass")

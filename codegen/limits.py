@@ -59,7 +59,8 @@ def fold_budget(file_bytes: int) -> int:
 def check_graph(g) -> None:
     """The invariants every imported graph must meet before passes and lowering see it:
     at least one output, every tensor has at least one element and fits the limits, constants hold no NaN,
-    quantization parameters are usable, and weights and activations fit the totals."""
+    quantization parameters are usable, sliding windows index within int32, and weights and
+    activations fit the totals."""
     if not g.outputs:
         raise KilnError("the model has no outputs: there is nothing to compute")
     weights = activations = 0
@@ -80,12 +81,39 @@ def check_graph(g) -> None:
             activations += n * itemsize
         if v.quant is not None:
             check_quant(v.quant, v.dtype, v.shape, v.name)
+    for node in g.nodes:
+        check_window(node, g)
     if weights > MAX_WEIGHTS_BYTES:
         raise KilnError(f"the model's constants take {_bytes(weights)}, more than Kiln supports "
                         f"({_bytes(MAX_WEIGHTS_BYTES)})")
     if activations > MAX_ACTIVATION_BYTES:
         raise KilnError(f"the model's computed tensors take {_bytes(activations)} together, more than "
                         f"Kiln supports ({_bytes(MAX_ACTIVATION_BYTES)})")
+
+
+def check_window(node, g) -> None:
+    """Strides and dilations of a sliding-window op (conv, pool) are at least 1, and the index
+    arithmetic of its kernel (out * stride - pad + k * dilation, in int32_t) cannot overflow."""
+    strides = node.attrs.get("strides")
+    if strides is None or not node.inputs or not node.outputs:
+        return
+    dilations = node.attrs.get("dilations") or (1,) * len(strides)
+    pads = node.attrs.get("pads") or ()
+    x, y = g.values.get(node.inputs[0]), g.values.get(node.outputs[0])
+    w = g.values.get(node.inputs[1]) if len(node.inputs) > 1 and node.inputs[1] else None
+    kernel = node.attrs.get("kernel") or (tuple(w.shape[1:1 + len(strides)]) if w is not None else ())
+    for what, values in (("strides", strides), ("dilations", dilations)):
+        if any(int(v) < 1 for v in values):
+            raise KilnError(f"{node.op}: {what} {list(map(int, values))} must be at least 1", node=node.name)
+    if x is None or y is None or len(x.shape) < 1 + len(strides) or len(y.shape) < 1 + len(strides):
+        return
+    pad = sum(abs(int(p)) for p in pads)
+    for i, s in enumerate(strides):
+        k = int(kernel[i]) if i < len(kernel) else 1
+        extent = max(x.shape[1 + i], y.shape[1 + i]) * int(s) + k * int(dilations[i]) + pad
+        if extent > MAX_ELEMENTS:
+            raise KilnError(f"{node.op}: stride {int(s)}, dilation {int(dilations[i])} and kernel {k} over "
+                            f"{x.shape[1 + i]} positions put indices beyond int32 range", node=node.name)
 
 
 def check_quant(q, dtype: str, shape: tuple[int, ...], name: str) -> None:

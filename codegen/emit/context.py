@@ -68,3 +68,4 @@ class ModelCtx:
     calls: tuple[CallCtx, ...]
     weights_bytes: int
     canaries: object | None = None  # codegen.canaries.CanaryPlan in debug builds with canaries
+    unused_inputs: tuple[str, ...] = ()  # C names of inputs no call reads (cast to void: no warning)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import jinja2
@@ -125,6 +126,8 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
         weights_bytes=sum(c.nbytes for c in ctx.consts),
         canaries=canaries,
     )
+    model = replace(model, unused_inputs=tuple(io.cname for io in model.inputs
+                                               if all(io.cname not in c.args for c in model.calls)))
     files = {
         f"{name}.h": _ENV.get_template("model.h.j2").render(m=model),
         f"{name}.c": _ENV.get_template("model.c.j2").render(m=model),

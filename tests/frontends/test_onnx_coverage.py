@@ -149,7 +149,9 @@ def test_converter_matches_onnxruntime(case):
     ("LSTM", ["x", "w", "r"], {"hidden_size": 2, "activations": ["Relu", "Tanh", "Tanh"]},
      {"w": f32(1, 8, 4), "r": f32(1, 8, 2)}, "activations"),
     ("Resize", ["x", "", "s", "z"], {}, {"s": np.float32([1, 1, 2, 2]), "z": i64(1, 4, 6, 6)}, "exactly one of"),
-    ("ScatterND", ["x", "i", "x"], {"reduction": "add"}, {"i": np.array([[0]], np.int64)}, "reduction 'add'"),
+    ("ScatterND", ["x", "x", "x"], {}, {}, "must be a constant"),
+    ("ScatterElements", ["x", "i", "x"], {"reduction": "sum"}, {"i": np.zeros((1, 4, 3, 3), np.int64)},
+     "reduction 'sum'"),
 ])
 def test_refusals_name_the_node(op, ins, attrs, inits, words):
     graph = helper.make_graph([helper.make_node(op, ins, ["y"], name="n", **attrs)], "bad",

@@ -71,7 +71,8 @@ def test_folded_constants_are_bounded_by_the_file_size(tmp_path):
 ])
 def test_expand_tile_and_range_are_sized_before_they_run(node, inits, tmp_path):
     err = error_of(onnx_model([node, helper.make_node("Add", ["x", "c"], ["y"])], inits), tmp_path)
-    assert f"{node.op_type}: the folded result of shape" in err
+    what = "the broadcast" if node.op_type == "Expand" else "the folded result"
+    assert f"{node.op_type}: {what} of shape" in err and "more than Kiln supports" in err
 
 
 def test_a_graph_input_of_absurd_size_is_refused(tmp_path):
@@ -213,3 +214,40 @@ def test_special_files_are_refused_without_reading_them(tmp_path):
                                "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
         (line,) = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and line.startswith(f"kiln: error: {path}: cannot read model: ") and words in line
+
+
+def test_odd_but_valid_graph_io_compiles_and_runs(tmp_path):
+    """Found by the fuzz campaign: an input no node reads (unused C parameter under -Werror)
+    and a TFLite output that is a constant (never written by the run function)."""
+    from codegen.verify.host import run_generated
+    from tflite_models import ModelWriter
+
+    model = onnx_model([helper.make_node("Relu", ["x"], ["y"])])
+    model.graph.input.append(helper.make_tensor_value_info("unused", TensorProto.FLOAT, [1, 4]))
+    path = tmp_path / "unused.onnx"
+    onnx.save(model, path)
+    build = compile_model(path, CompileOptions(target=load_target("host")))
+    x = np.array([[-1.0, 2.0, -3.0, 4.0]], np.float32)
+    (out,) = run_generated(build.files, build.name, [{"x": x, "unused": x}], sanitize=True)
+    np.testing.assert_array_equal(out["y"], np.maximum(x, 0))
+
+    w = ModelWriter()
+    xi = w.tensor(TensorSpec((1, 4), "float32", name="x"))
+    yi = w.tensor(TensorSpec((1, 4), "float32", name="y"))
+    ci = w.tensor(TensorSpec((1, 4), "float32", name="c", data=np.arange(4, dtype=np.float32).reshape(1, 4)))
+    w.op("RELU", [xi], [yi])
+    path = tmp_path / "constout.tflite"
+    path.write_bytes(w.build([xi], [yi, ci]))
+    build = compile_model(path, CompileOptions(target=load_target("host")))
+    (out,) = run_generated(build.files, build.name, [{"x": x}], sanitize=True)
+    np.testing.assert_array_equal(out["c"], np.arange(4, dtype=np.float32).reshape(1, 4))
+
+
+def test_dilation_that_overflows_int32_indexing_is_refused():
+    """Found by the fuzz campaign: dilation 2^31 - 1 made the conv kernel overflow under UBSan."""
+    w = const(np.ones((2, 3, 3, 2), np.float32))
+    model = single_op_model("CONV_2D", [TensorSpec((1, 8, 8, 2), "float32"), w, None],
+                            [TensorSpec((1, 8, 8, 2), "float32", name="conv")],
+                            {"padding": "SAME", "stride_w": 1, "stride_h": 1, "dilation_h_factor": 2 ** 31 - 1})
+    with pytest.raises(KilnError, match=r"node 'conv': Conv2D: stride 1, dilation 2147483647 .* beyond int32"):
+        load_bytes(model)

@@ -112,6 +112,9 @@ def fold(ctx: ConvertContext, node: OnnxNode) -> None:
     `codegen.limits` before anything is computed, so a node asking for 10^12 elements fails
     at once instead of allocating."""
     feeds = {i: ctx.const(i) for i in node.inputs if i}
+    if node.op_type == "Expand" and node.input(1) in feeds:  # ONNX's Expand multiplies by np.ones(shape)
+        shape = [max(int(d), 1) for d in np.asarray(feeds[node.input(1)]).reshape(-1)[:64]]
+        limits.check_size(shape, 4, "Expand: the broadcast", node=node.name)
     for shape, itemsize in _folded_sizes(ctx, node, feeds):
         limits.check_size(shape, itemsize, f"{node.op_type}: the folded result", node=node.name)
         _charge(ctx, node, limits.elements(shape) * itemsize, dry_run=True)

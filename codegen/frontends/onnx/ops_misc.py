@@ -13,7 +13,7 @@ import numpy as np
 from onnx.reference import ReferenceEvaluator
 
 from codegen.frontends.onnx.context import ConvertContext, converter
-from codegen.frontends.onnx.ops_shape import add_multi, norm_axis
+from codegen.frontends.onnx.ops_shape import norm_axis
 from codegen.frontends.onnx.reader import OnnxNode, _short
 
 

@@ -394,3 +394,29 @@ def convert_conv_transpose(ctx, node):
     y = ctx.add(node, "ConvTranspose2D", ins, strides=tuple(strides), dilations=tuple(dilations),
                 pads=(begins[0], begins[1], ends[0], ends[1]), groups=group)
     from_nhwc(ctx, node, y, len(shape))
+
+
+@converter("LRN")
+def convert_lrn(ctx, node):
+    """x / (bias + alpha / size * sum of x^2 over `size` neighbouring channels)^beta: alpha
+    times the mean of x^2 over the channel window, an average pool (padding counted as
+    zeros) over the channel axis viewed as image rows."""
+    shape = ctx.shape(node.input(0))
+    if len(shape) < 3:
+        raise node.error(f"input must be [N, C, ...], got {list(shape)}")
+    size = int(node.attr("size"))
+    alpha, beta, bias = float(node.attr("alpha", 1e-4)), float(node.attr("beta", 0.75)), float(node.attr("bias", 1.0))
+    n, c = shape[0], shape[1]
+    rest = int(np.prod(shape[2:], dtype=np.int64))
+    x = ctx.kiln(node.input(0))
+    sq = ctx.add(node, "Mul", [x, x], role="square")
+    # [N, C, rest] as NHWC [N, C, rest, 1]: the channel axis is the image height
+    rows = ctx.add(node, "Reshape", [sq], role="channels_as_rows", shape=(n, c, rest, 1))
+    before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
+    padded = ctx.add(node, "Pad", [rows], role="zero_channels", pads=(0, before, 0, 0, 0, after, 0, 0), value=0.0)
+    avg = ctx.add(node, "AveragePool2D", [padded], role="window", kernel=(size, 1), strides=(1, 1), pads=(0, 0, 0, 0))
+    mean = ctx.add(node, "Reshape", [avg], role="window_mean", shape=tuple(shape))
+    k = ctx.add(node, "Mul", [mean, ctx.weight(node, "alpha", np.array(alpha, np.float32))], role="scaled")
+    base = ctx.add(node, "Add", [k, ctx.weight(node, "bias", np.array(bias, np.float32))], role="base")
+    den = ctx.add(node, "Pow", [base, ctx.weight(node, "beta", np.array(beta, np.float32))], role="denominator")
+    ctx.add(node, "Div", [x, den], out=node.outputs[0])

@@ -224,11 +224,27 @@ class Importer:
         return self.defined[index]
 
     def finish(self) -> Graph:
+        """Bind the graph outputs. An output the run function would never write (a constant, a
+        graph input passed through) becomes a copy, named after it, into the caller's buffer."""
         outs = []
         for o in self.model.outputs:
             name = self.value(o, self.names[o])
-            if name not in outs:
-                outs.append(name)
+            if name in outs:
+                continue  # listed twice: one output
+            g = self.b.g
+            v = g.values[name]
+            if v.is_const:  # the constant moves to <name>_data, the copy keeps the output's name
+                data = g.fresh_name(f"{name}_data")
+                v.name = data
+                g.values = {(data if k == name else k): val for k, val in g.values.items()}
+                for n in g.nodes:
+                    n.inputs = [data if i == name else i for i in n.inputs]
+                name = self.b.node("Reshape", [data], name=f"{name}_copy", outputs=[name], quant=v.quant,
+                                   origin=(self.names[o],), shape=tuple(v.shape))
+            elif name in g.inputs:  # passed through: the output needs a name of its own
+                name = self.b.node("Reshape", [name], name=f"{name}_copy", outputs=[g.fresh_name(f"{name}_copy")],
+                                   quant=v.quant, origin=(self.names[o],), shape=tuple(v.shape))
+            outs.append(name)
         self.b.output(*outs)
         return self.b.build(verify=True)
 

@@ -217,7 +217,7 @@ def _read_tensor(sg, i: int, buffers: _BufferReader, budget: _Budget) -> TensorI
     with _reading(f"tensor {i}"):
         t = sg.Tensors(i)
         name = _text(t.Name())
-    label = name or f"tensor {i}"
+    label = (name if len(name) <= 120 else name[:117] + "...") or f"tensor {i}"  # for messages
     with _reading(f"tensor '{label}'"):
         type_code = int(t.Type())
         raw_shape = _int_vector(t.ShapeAsNumpy, t.ShapeLength(), budget, f"the shape of tensor '{label}'")
