@@ -200,7 +200,7 @@ def markdown(result: dict, minutes: float) -> str:
               f"{sum(san.values())} ({', '.join(f'{k} {v}' for k, v in sorted(san.items())) or 'none'})"]
     if result["findings"]:
         lines += ["", "Findings:"] + [f"- case {f['case']} ({f['seed']}, {f['class']}): {f['kind']}: "
-                                      f"{(f.get('message') or '').strip().splitlines()[-1:] }"
+                                      f"{((f.get('message') or '').strip().splitlines() or [''])[-1][:300]}"
                                       for f in result["findings"]]
     return "\n".join(lines) + "\n"
 

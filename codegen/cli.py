@@ -114,10 +114,11 @@ def _options(args):
 
 
 def _cmd_build(args) -> int:
-    from codegen.compiler import compile_model, write_output
+    from codegen.compiler import check_output_folder, compile_model, write_output
 
     if args.board:
         raise KilnError("--board is not available yet")
+    check_output_folder(args.output)  # before the work: a folder Kiln must not replace
     result = compile_model(args.model, _options(args))
     write_output(result.files, args.output)
     m = result.manifest

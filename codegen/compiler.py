@@ -119,11 +119,39 @@ def _memory_report(plan: Plan, buffers: list[Buffer], name: str) -> dict[str, st
             svg: memory_svg(plan, buffers, name)}
 
 
+def check_output_folder(out_dir: Path) -> None:
+    """The output folder is replaced as a whole, so it must be new, empty, or a folder Kiln
+    wrote (it holds a Kiln manifest) — never a file, the current folder or one of its parents
+    (`-o .` would otherwise delete the user's project)."""
+    out = Path(out_dir).resolve()
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise KilnError(f"output '{out_dir}' is an existing file, not a folder")
+    cwd = Path.cwd().resolve()
+    if out == cwd or out in cwd.parents:
+        raise KilnError(f"output folder '{out_dir}' is the current folder or contains it; Kiln replaces the "
+                        "output folder as a whole: give a folder of its own (-o build/model)")
+    entries = list(out.iterdir())
+    if entries and not any(p.name.endswith(".manifest.json") and '"kiln_version"' in _head(p) for p in entries):
+        raise KilnError(f"output folder '{out_dir}' is not empty and holds no Kiln build; Kiln replaces the "
+                        "output folder as a whole: give a new or empty folder")
+
+
+def _head(path: Path) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(4096)
+    except OSError:
+        return ""
+
+
 def write_output(files: dict[str, str], out_dir: Path) -> None:
     """Write all files at once: into a temporary folder first, then moved into place.
 
     A failure at any point leaves `out_dir` as it was before the build.
     """
+    check_output_folder(out_dir)
     out_dir = out_dir.resolve()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))

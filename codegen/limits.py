@@ -46,6 +46,10 @@ def check_size(shape: Iterable[int], itemsize: int, what: str, *, node: str | No
     if any(d < 0 for d in dims):
         raise KilnError(f"{what} has a negative dimension (shape {dims})", node=node)
     n = elements(dims)
+    spread = elements(max(d, 1) for d in dims)  # [0, 10^12] holds nothing but is no less absurd
+    if spread > MAX_ELEMENTS and n == 0:
+        raise KilnError(f"{what} of shape {dims} is empty but its other dimensions span {spread} elements, "
+                        f"more than Kiln supports ({MAX_ELEMENTS})", node=node)
     if n > MAX_ELEMENTS or n * itemsize > MAX_TENSOR_BYTES:
         raise KilnError(f"{what} of shape {dims} has {n} elements ({_bytes(n * itemsize)}), more than "
                         f"Kiln supports ({MAX_ELEMENTS} elements, {_bytes(MAX_TENSOR_BYTES)})", node=node)

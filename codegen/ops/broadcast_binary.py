@@ -3,7 +3,7 @@ Pow, Minimum, Maximum, Mod, PRelu), comparisons (Equal, Less, ...) and logic (An
 
 Each op's template is one line naming its C expression of `a[i3 * sa]` and `b[i3 * sb]` for
 the shared loop of `_broadcast2.c.j2`, so that no C is copied between ops; one kernel per
-input dtype, `<stem>_f32`, `_i32`, `_i64` or `_b8`. bool tensors hold one byte per element,
+input dtype, `<stem>_f32`, `_i8`, `_u8`, `_i16`, `_i32`, `_i64` or `_b8`. bool tensors hold one byte per element,
 0 or 1 (uint8_t in C).
 """
 
@@ -19,7 +19,10 @@ from codegen.lower.context import LowerContext
 from codegen.ops.common import broadcast_plan, broadcast_shape
 from codegen.ops.registry import Op, OpKind
 
-SUFFIX = {"float32": "f32", "int32": "i32", "int64": "i64", "bool": "b8"}
+SUFFIX = {"float32": "f32", "int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "int64": "i64", "bool": "b8"}
+CTYPE = {"f32": "float", "i8": "int8_t", "u8": "uint8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
+         "b8": "uint8_t"}
+INTEGERS = ("int8", "uint8", "int16", "int32", "int64")
 
 
 class BroadcastBinaryOp(Op):
@@ -45,6 +48,11 @@ class BroadcastBinaryOp(Op):
         if dtype not in cls.dtypes:
             raise KilnError(f"{node.op} on {dtype} is not supported (supported: {', '.join(cls.dtypes)})",
                             node=node.name)
+        if dtype == "int8":  # raw comparisons and selections are right only on one scale
+            names = list(node.inputs) + ([] if cls.out_dtype else [node.outputs[0]])
+            quants = {g.values[n].quant for n in names}
+            if len(quants) > 1:
+                raise KilnError(f"int8 {node.op} needs one quantization on {', '.join(names)}", node=node.name)
 
     @classmethod
     def fn(cls, node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -76,4 +84,4 @@ class BoolResultOp(BroadcastBinaryOp):
     """Comparisons and logic: a bool result."""
 
     out_dtype = "bool"
-    dtypes = ("float32", "int32", "int64")
+    dtypes = ("float32", *INTEGERS)

@@ -1,7 +1,7 @@
 """Less: a < b elementwise with broadcasting (ONNX Less, TFLite LESS); bool result.
 
-Input dtypes: float32, int32, int64. The kernels are the shared loop of `_broadcast2.c.j2`
-with this op's C expression.
+Input dtypes: float32, int8, uint8, int16, int32, int64.
+The kernels are the shared loop of `_broadcast2.c.j2` with this op's C expression.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from codegen.ops.registry import register
 @register
 class Less(BoolResultOp):
     name = "Less"
-    kernels = ("less_f32", "less_i32", "less_i64")
+    kernels = ("less_f32", "less_i8", "less_u8", "less_i16", "less_i32", "less_i64")
     kernel_stem = "less"
-    dtypes = ("float32", "int32", "int64")
+    dtypes = ("float32", "int8", "uint8", "int16", "int32", "int64")
     numpy_fn = staticmethod(np.less)

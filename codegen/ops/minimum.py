@@ -1,18 +1,20 @@
 """Minimum: the smaller of a and b with broadcasting (ONNX Min, a chain for more than two
-inputs; TFLite MINIMUM); float32. NaN in either input gives NaN, as numpy.minimum does.
+inputs; TFLite MINIMUM); float32 and the integer types. NaN in either float input gives
+NaN, as numpy.minimum does. int8 inputs and output must share one quantization.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.broadcast_binary import BroadcastBinaryOp
+from codegen.ops.broadcast_binary import INTEGERS, BroadcastBinaryOp
 from codegen.ops.registry import register
 
 
 @register
 class Minimum(BroadcastBinaryOp):
     name = "Minimum"
-    kernels = ("minimum_f32",)
+    kernels = ("minimum_f32", "minimum_i8", "minimum_u8", "minimum_i16", "minimum_i32", "minimum_i64")
+    dtypes = ("float32", *INTEGERS)
     kernel_stem = "minimum"
     numpy_fn = staticmethod(np.minimum)

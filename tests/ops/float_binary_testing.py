@@ -13,7 +13,8 @@ from op_testing import assert_c_equals_reference, graph_of_cases
 SHAPES = [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)), ((2, 3, 4), ()), ((2, 1, 4), (3, 1)),
           ((2, 3, 1, 4, 5), (1, 1, 2, 4, 1))]
 
-NP_DTYPES = {"float32": np.float32, "int32": np.int32, "int64": np.int64, "bool": np.bool_}
+NP_DTYPES = {"float32": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32,
+             "int64": np.int64, "bool": np.bool_}
 
 
 def ort_node(op_type: str, inputs: dict[str, np.ndarray], attrs: dict | None = None, opset: int = 18,

@@ -20,3 +20,9 @@ def test_nan_propagates_in_c():
     out = run_c(g, [{"a": np.float32([np.nan, 1, 2]), "b": np.float32([0, np.nan, 1])}])[0][y]
     assert np.isnan(out[:2]).all() and out[2] == 1
     assert_c_equals_reference(g, [{"a": np.float32([1, 2, 3]), "b": np.float32([3, 2, 1])}])
+
+
+def test_integer_minimum_matches_onnxruntime_and_c():
+    for dtype in ("int8", "uint8", "int32", "int64"):  # onnxruntime has no int16 Min
+        check_binary("Minimum", "Min", lo=-100 if dtype != "uint8" else 0, hi=100, dtype=dtype,
+                     shapes=[((2, 3, 4), (4,)), ((3, 1), (1, 5))])

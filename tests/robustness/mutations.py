@@ -675,9 +675,10 @@ TFLITE_MUTATIONS = {
 
 
 def classes_for(fmt: str) -> list[str]:
+    """The mutation classes for a format; `<fmt>_mixed` chains several structural ones."""
     if fmt == "onnx":
-        return list(BYTE_MUTATIONS) + list(ONNX_MUTATIONS) + list(ONNX_BYTE_MUTATIONS)
-    return list(BYTE_MUTATIONS) + list(TFLITE_MUTATIONS)
+        return list(BYTE_MUTATIONS) + list(ONNX_MUTATIONS) + list(ONNX_BYTE_MUTATIONS) + ["onnx_mixed"]
+    return list(BYTE_MUTATIONS) + list(TFLITE_MUTATIONS) + ["tfl_mixed"]
 
 
 def mutate(seed: Seed, cls: str, rng: random.Random, steps: int = 1) -> bytes:
@@ -688,15 +689,15 @@ def mutate(seed: Seed, cls: str, rng: random.Random, steps: int = 1) -> bytes:
         for _ in range(steps):
             data = byte_level[cls](rng, data) if data else data
         return data
-    if cls in ONNX_MUTATIONS:
+    if cls in ONNX_MUTATIONS or cls == "onnx_mixed":
         m = onnx.ModelProto()
         m.ParseFromString(data)
-        for _ in range(steps):
-            _step(ONNX_MUTATIONS[cls], rng, m)
+        for _ in range(steps + (cls == "onnx_mixed")):
+            _step(ONNX_MUTATIONS[cls if cls in ONNX_MUTATIONS else rng.choice(sorted(ONNX_MUTATIONS))], rng, m)
         return _serialize_onnx(m)
     m = tflite_unpack(data)
-    for _ in range(steps):
-        _step(TFLITE_MUTATIONS[cls], rng, m)
+    for _ in range(steps + (cls == "tfl_mixed")):
+        _step(TFLITE_MUTATIONS[cls if cls in TFLITE_MUTATIONS else rng.choice(sorted(TFLITE_MUTATIONS))], rng, m)
     return tflite_pack(m)
 
 

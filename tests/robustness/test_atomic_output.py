@@ -60,3 +60,24 @@ def test_a_failure_while_writing_leaves_previous_output(previous, tmp_path, monk
     monkeypatch.undo()
     assert snapshot(previous) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gen"]
+
+
+def test_folders_kiln_must_not_replace_are_refused_before_any_work(tmp_path):
+    project = tmp_path / "project"
+    (project / "notes").mkdir(parents=True)
+    (project / "notes" / "todo.txt").write_text("mine")
+    model = project / "mlp.onnx"
+    model.write_bytes((GOLDEN / "mlp.onnx").read_bytes())
+    for out, words in ((".", "is the current folder or contains it"), ("..", "is the current folder or contains it"),
+                       ("mlp.onnx", "is an existing file, not a folder"),
+                       ("notes", "is not empty and holds no Kiln build")):
+        proc = subprocess.run([sys.executable, "-m", "codegen", "build", "mlp.onnx", "--target", "host", "-o", out],
+                              cwd=project, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and words in proc.stderr, proc.stderr
+    assert (project / "notes" / "todo.txt").read_text() == "mine" and model.is_file()
+    assert sorted(p.name for p in project.iterdir()) == ["mlp.onnx", "notes"]
+    (project / "empty").mkdir()
+    for _ in range(2):  # an empty folder, then the Kiln build it now holds
+        proc = subprocess.run([sys.executable, "-m", "codegen", "build", "mlp.onnx", "--target", "host", "-o", "empty"],
+                              cwd=project, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr

@@ -251,3 +251,13 @@ def test_dilation_that_overflows_int32_indexing_is_refused():
                             {"padding": "SAME", "stride_w": 1, "stride_h": 1, "dilation_h_factor": 2 ** 31 - 1})
     with pytest.raises(KilnError, match=r"node 'conv': Conv2D: stride 1, dilation 2147483647 .* beyond int32"):
         load_bytes(model)
+
+
+def test_an_empty_tensor_with_absurd_dimensions_is_refused_before_folding(tmp_path):
+    """Found by the fuzz campaign: ConstantOfShape([0, 10^12]) holds nothing, but folding an
+    AveragePool over it made ONNX's reference implementation raise MemoryError."""
+    nodes = [helper.make_node("ConstantOfShape", ["s"], ["c"], value=helper.make_tensor("v", 1, [1], [1.0])),
+             helper.make_node("AveragePool", ["c"], ["p"], kernel_shape=[3], auto_pad="SAME_UPPER"),
+             helper.make_node("Relu", ["x"], ["y"])]
+    err = error_of(onnx_model(nodes, {"s": np.array([0, 10 ** 12], np.int64)}), tmp_path)
+    assert "node 'ConstantOfShape_0'" in err and "is empty but its other dimensions span" in err
