@@ -7,7 +7,7 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codegen import __version__, canaries
@@ -47,6 +47,8 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
     g = run_pipeline(g, dump_dir=options.dump_ir)
     lowered = lower_graph(g, options.target)
     check_lowered(lowered)
+    if options.target.variants != ("reference",):  # variant kernels pack their parameters: check them as
+        check_lowered(lower_graph(g, replace(options.target, variants=("reference",))))  # reference ones
     buffers = arena_buffers(lowered)
     aliases = arena_aliases(lowered, buffers)  # in-place reuse the kernels allow
     guard = canaries.canary_bytes(options.target.alignment) if options.canaries else 0
@@ -141,7 +143,7 @@ def check_output_folder(out_dir: Path) -> None:
 def _head(path: Path) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(4096)
+            return f.read(64 << 20)
     except OSError:
         return ""
 

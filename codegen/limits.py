@@ -30,6 +30,7 @@ MAX_WEIGHTS_BYTES = 2 ** 31
 MAX_ACTIVATION_BYTES = 2 ** 31
 MIN_FOLD_BUDGET = 64 * 2 ** 20
 FOLD_FACTOR = 8
+MAX_SHIFT = 31  # requantization shifts: the C helpers shift int32 values by at most 31 bits
 
 _ZERO_POINT_RANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767),
                      "int32": (-(2 ** 31), 2 ** 31 - 1)}
@@ -142,8 +143,11 @@ def check_quant(q, dtype: str, shape: tuple[int, ...], name: str) -> None:
 
 
 def check_lowered(ctx) -> None:
-    """Nothing the emitter cannot write: NaN in a constant array or a kernel parameter (a pass
-    folding a negative variance, a NaN attribute) is the model's fault, named by its node."""
+    """Nothing the emitter cannot write or the kernels cannot compute: NaN in a constant array
+    or a kernel parameter (a pass folding a negative variance, a NaN attribute), or a
+    requantization shift (parameters named *shift*) beyond 31 bits, which would shift int32
+    values by more than their width (undefined behaviour in C), from absurd scale ratios.
+    Such a model is at fault, and its node is named."""
     origin = {}
     for call in ctx.calls:
         for arg in list(call.params.values()) + list(call.args):
@@ -154,6 +158,14 @@ def check_lowered(ctx) -> None:
             if _has_nan(value):
                 raise KilnError(f"{call.kernel}: parameter '{key}' is NaN (check the node's attributes "
                                 "and constants)", node=", ".join(call.origin) or call.cname)
+            if "shift" in key:
+                shifts = np.asarray(value.data if hasattr(value, "data") else value).reshape(-1)
+                bad = [int(v) for v in shifts if not -MAX_SHIFT <= int(v) <= MAX_SHIFT]
+                if bad:
+                    raise KilnError(f"{call.kernel}: the quantization scales give a rescale factor of 2^{bad[0]} "
+                                    f"('{key}'), beyond int32 fixed point (at most 2^{MAX_SHIFT}); check the "
+                                    "scales of the node's inputs and output",
+                                    node=", ".join(call.origin) or call.cname)
     for const in ctx.consts:
         data = np.asarray(const.data)
         if data.dtype.kind == "f" and np.isnan(data).any():

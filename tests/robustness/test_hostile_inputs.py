@@ -261,3 +261,18 @@ def test_an_empty_tensor_with_absurd_dimensions_is_refused_before_folding(tmp_pa
              helper.make_node("Relu", ["x"], ["y"])]
     err = error_of(onnx_model(nodes, {"s": np.array([0, 10 ** 12], np.int64)}), tmp_path)
     assert "node 'ConstantOfShape_0'" in err and "is empty but its other dimensions span" in err
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m4"])
+def test_scales_whose_ratio_overflows_fixed_point_are_refused(target, tmp_path):
+    """Found by the fuzz campaign: an output scale of 1e-38 asks for a requantization shift of
+    ~2^128, which the kernels would apply to int32 values (UBSan: shift exponent too large),
+    also in the Cortex-M DSP kernels that pack the shift into their own records."""
+    w = const(np.ones((4, 1, 1, 4), np.int8), "int8", scale=[0.5] * 4, zero_point=[0] * 4)
+    model = single_op_model("CONV_2D", [TensorSpec((1, 4, 4, 4), "int8", scale=1.0, zero_point=0), w, None],
+                            [TensorSpec((1, 4, 4, 4), "int8", scale=1e-38, zero_point=0, name="conv")],
+                            {"padding": "VALID", "stride_w": 1, "stride_h": 1})
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model)
+    with pytest.raises(KilnError, match=r"node 'conv': conv2d_s8: the quantization scales give a rescale factor"):
+        compile_model(path, CompileOptions(target=load_target(target), planner="greedy"))
