@@ -396,6 +396,8 @@ def report(results: list[Result], command: str) -> str:
         sub = [r for r in results if r.expanded == flag]
         c = Counter(r.status for r in sub)
         lines.append(f"- {label}: {c['pass']} of {len(sub)} pass")
+    lines += ["", "For reference, measured for issue 3 on other C code generators: emx-onnx-cgen passed 279 of a "
+              "random 300 cases (ONNX 1.22 data; it claims all 1,914), onnx2c 621 of 1,615 (38.5 %)."]
     lines += ["", "## What keeps Kiln from the rest", "", "| cases | class |", "|---:|---|"]
     classes = Counter(category(r) for r in results if r.status != "pass")
     for label, n in classes.most_common():

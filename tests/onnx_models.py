@@ -271,11 +271,11 @@ def unsupported() -> onnx.ModelProto:
     """Several operators Kiln has no mapping for, among supported ones."""
     b = ModelBuilder("unsupported", 14)
     x = b.input("x", [1, 4])
-    h = b.node("Erf", [x], name="erf")
+    h = b.node("Det", [x], name="det")
     h = b.node("Relu", [h])
-    h = b.node("HardSwish", [h], name="")  # unnamed: Kiln calls it HardSwish_2
+    h = b.node("NonZero", [h], name="")  # unnamed: Kiln calls it NonZero_2
     h = b.node("Frob", [h], name="frob", domain="com.acme")
-    b.nodes.append(helper.make_node("LpNormalization", [h], ["y"], name="lpnorm"))
+    b.nodes.append(helper.make_node("Unique", [h], ["y"], name="uniq"))
     return b.output("y", [1, 4]).model()
 
 

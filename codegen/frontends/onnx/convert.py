@@ -15,7 +15,9 @@ from onnx.reference import ReferenceEvaluator
 from codegen import limits
 from codegen.errors import KilnError, UnsupportedOpsError
 from codegen.frontends import SourceOp
-from codegen.frontends.onnx import ops_elementwise, ops_linear, ops_quant, ops_shape, ops_spatial  # noqa: F401
+from codegen.frontends.onnx import (ops_attention, ops_elementwise, ops_gather, ops_linear, ops_loss,  # noqa: F401
+                                    ops_misc, ops_norm, ops_quant, ops_recurrent, ops_reduce, ops_shape,
+                                    ops_spatial)
 from codegen.frontends.onnx.context import CONVERTERS, ConvertContext
 from codegen.frontends.onnx.reader import DEFAULT_DOMAINS, ELEM_TYPE_NAMES, OnnxModel, OnnxNode, _short
 from codegen.ir.builder import GraphBuilder
@@ -74,7 +76,7 @@ def build_graph(model: OnnxModel, input_shapes: dict[str, tuple[int, ...]]) -> G
             raise KilnError(f"--input-shape names '{name}', which is not a model input "
                             f"(inputs: {', '.join(sorted(real_inputs)) or 'none'})")
     for vi in model.inputs:
-        b.input(vi.name, "float32", input_shape(vi, input_shapes.get(vi.name)))
+        b.input(vi.name, input_dtype(vi), input_shape(vi, input_shapes.get(vi.name)))
         ctx.bind(vi.name, vi.name)
     used = {i for n in model.nodes for i in n.inputs if i} | {vi.name for vi in model.outputs}
     for node in model.nodes:
@@ -172,15 +174,23 @@ def _charge(ctx: ConvertContext, node: OnnxNode, nbytes: int, dry_run: bool = Fa
         ctx.fold_left -= nbytes
 
 
+def input_dtype(vi: onnx.ValueInfoProto) -> str:
+    """Kiln's dtype of a graph input: float32, int8, uint8, int16, int32, int64 or bool."""
+    from codegen.frontends.onnx.ops_elementwise import KILN_DTYPES
+
+    elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else None
+    if elem not in KILN_DTYPES:
+        raise KilnError(f"graph input is {ELEM_TYPE_NAMES.get(elem, elem)}; Kiln compiles float32, int8, uint8, "
+                        "int16, int32, int64 and bool model inputs", node=vi.name)
+    return KILN_DTYPES[elem]
+
+
 def input_shape(vi: onnx.ValueInfoProto, given: tuple[int, ...] | None) -> tuple[int, ...]:
     """The static shape of a graph input: from the model, `--input-shape`, or batch 1."""
     name = vi.name
     if not vi.type.HasField("tensor_type"):
         raise KilnError("graph input is not a tensor", node=name)
     tt = vi.type.tensor_type
-    if tt.elem_type != onnx.TensorProto.FLOAT:
-        raise KilnError(f"graph input is {ELEM_TYPE_NAMES.get(tt.elem_type, tt.elem_type)}; "
-                        "Kiln compiles float32 model inputs", node=name)
     dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
             for d in tt.shape.dim] if tt.HasField("shape") else None
     if given is not None:

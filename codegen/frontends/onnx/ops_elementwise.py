@@ -192,8 +192,3 @@ def convert_cast(ctx, node):
 def convert_castlike(ctx, node):
     _cast(ctx, node, ctx.dtype(node.input(1)))
 
-
-# Converter modules added after convert.py's import list was written (kept here so that
-# importing the frontend registers them; see the report to move this import to convert.py).
-from codegen.frontends.onnx import (ops_attention, ops_gather, ops_loss, ops_misc, ops_norm,  # noqa: E402,F401,I001
-                                    ops_recurrent, ops_reduce)
