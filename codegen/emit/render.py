@@ -27,6 +27,7 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
     keep_trailing_newline=True,
     autoescape=False,
+    auto_reload=False,  # a build renders the templates as they were when it started
 )
 
 
