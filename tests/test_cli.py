@@ -126,3 +126,15 @@ def test_run_writes_outputs_as_npy(models_dir, tmp_path):
     (in_name,), (out_name,) = _tflite_io_names(model)
     (ref,) = run_tflite_micro(model, [{in_name: x}])
     np.testing.assert_array_equal(np.load(npy), ref[out_name])
+
+
+def test_verify_handles_an_output_that_passes_an_input_through(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])]
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], outs)
+    path = tmp_path / "passthrough.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    proc = kiln("verify", path, "--target", "host", "--samples", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("-> ok") == 2
