@@ -46,6 +46,8 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
         shift += 1
     if shift < -31:
         return 0, 0
+    if shift > 31:  # a rescale by more than 2**31: no int32 fixed-point kernel can apply it
+        raise KilnError(f"rescale factor {real!r} is beyond int32 fixed point (shift {shift})")
     return q_fixed, shift
 
 

@@ -274,5 +274,5 @@ def test_scales_whose_ratio_overflows_fixed_point_are_refused(target, tmp_path):
                             {"padding": "VALID", "stride_w": 1, "stride_h": 1})
     path = tmp_path / "m.tflite"
     path.write_bytes(model)
-    with pytest.raises(KilnError, match=r"node 'conv': conv2d_s8: the quantization scales give a rescale factor"):
+    with pytest.raises(KilnError, match=r"node 'conv': .*rescale factor .* beyond"):
         compile_model(path, CompileOptions(target=load_target(target), planner="greedy"))
