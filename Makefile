@@ -22,10 +22,12 @@ $(BIN)/kiln: pyproject.toml
 
 setup: $(BIN)/kiln
 
-# The main job: compile the MLPerf Tiny keyword-spotting model and run it against TFLite Micro.
+# The main job: compile the MLPerf Tiny keyword-spotting model for a Cortex-M4F, run it as
+# firmware on the emulated mps2-an386 board against TFLite Micro, and count its instructions.
 demo: setup
-	$(BIN)/kiln build $(MODELS)/kws_ref_model.tflite --target host -o out/kws
-	$(BIN)/kiln verify $(MODELS)/kws_ref_model.tflite --target host --samples 20
+	$(BIN)/kiln build $(MODELS)/kws_ref_model.tflite --target cortex-m4 -o out/kws
+	$(BIN)/kiln verify $(MODELS)/kws_ref_model.tflite --target cortex-m4 --samples 20
+	$(BIN)/kiln profile $(MODELS)/kws_ref_model.tflite --target cortex-m4
 
 test: setup
 	$(BIN)/python -m pytest -q -n auto
