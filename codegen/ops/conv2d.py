@@ -19,8 +19,25 @@ from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check
 from codegen.ops.registry import Op, OpKind, register
 
 
-def _geometry(node: Node, x_shape, w_shape) -> ConvGeometry:
+def ohwi_geometry(node: Node, x_shape, w_shape) -> ConvGeometry:
     return conv_geometry(node, x_shape, w_shape[1:3])
+
+
+def ohwi_output_shape(node: Node, ins) -> tuple[int, ...]:
+    """NHWC output shape of a convolution with OHWI weights [O,KH,KW,C] and optional bias [O]
+    (Conv2D, HybridConv2D), the weights and bias checked against the input."""
+    x, w = ins[0], ins[1]
+    b = ins[2] if len(ins) > 2 else None
+    if w is None or len(w.shape) != 4:
+        raise KilnError(f"{node.op} weights must be 4-D [O,KH,KW,C], got "
+                        f"{None if w is None else list(w.shape)}", node=node.name)
+    geom = ohwi_geometry(node, x.shape, w.shape)
+    if w.shape[3] != x.shape[3]:
+        raise KilnError(f"{node.op} weights {list(w.shape)} expect {w.shape[3]} input channels, "
+                        f"the input has {x.shape[3]}", node=node.name)
+    if b is not None and b.shape != (w.shape[0],):
+        raise KilnError(f"{node.op} bias shape {list(b.shape)}, expected [{w.shape[0]}]", node=node.name)
+    return (geom.batches, geom.out_h, geom.out_w, w.shape[0])
 
 
 def check_float_linear(node: Node, g: Graph) -> None:
@@ -48,19 +65,7 @@ class Conv2D(Op):
 
     @classmethod
     def infer(cls, node, ins):
-        x, w = ins[0], ins[1]
-        b = ins[2] if len(ins) > 2 else None
-        if w is None or len(w.shape) != 4:
-            raise KilnError(f"Conv2D weights must be 4-D [O,KH,KW,C], got "
-                            f"{None if w is None else list(w.shape)}", node=node.name)
-        geom = _geometry(node, x.shape, w.shape)
-        if w.shape[3] != x.shape[3]:
-            raise KilnError(f"Conv2D weights {list(w.shape)} expect {w.shape[3]} input channels, "
-                            f"the input has {x.shape[3]}", node=node.name)
-        if b is not None and b.shape != (w.shape[0],):
-            raise KilnError(f"Conv2D bias shape {list(b.shape)}, expected [{w.shape[0]}]",
-                            node=node.name)
-        return [(x.dtype, (geom.batches, geom.out_h, geom.out_w, w.shape[0]))]
+        return [(ins[0].dtype, ohwi_output_shape(node, ins))]
 
     @classmethod
     def check(cls, node: Node, g: Graph) -> None:
@@ -79,7 +84,7 @@ class Conv2D(Op):
     @classmethod
     def reference(cls, node, args, g):
         x, w = args[0], args[1]
-        geom = _geometry(node, x.shape, w.shape)
+        geom = ohwi_geometry(node, x.shape, w.shape)
         channels = w.shape[0]
         if x.dtype == np.int8:
             p = linear_int8_params(node, g, channels)
@@ -97,7 +102,7 @@ class Conv2D(Op):
         g = ctx.g
         x, w = node.inputs[0], node.inputs[1]
         wv = g.values[w]
-        geom = _geometry(node, g.values[x].shape, wv.shape)
+        geom = ohwi_geometry(node, g.values[x].shape, wv.shape)
         channels = wv.shape[0]
         params = {**geom.params(), "in_c": wv.shape[3], "out_c": channels}
         if g.values[x].dtype == "int8" and lower_packed(node, ctx, "conv2d_s8", params, wv.data):

@@ -24,18 +24,14 @@ from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.lower.kernel import ScratchArg
 from codegen.ops.common import apply_float_activation, check_activation, float_activation
-from codegen.ops.conv2d import float_bias_arg
-from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
+from codegen.ops.conv2d import float_bias_arg, ohwi_geometry, ohwi_output_shape
+from codegen.ops.conv_geometry import windows
 from codegen.ops.hybrid_quant import hybrid_scales, quantize_asymmetric, quantize_symmetric
 from codegen.ops.registry import Op, OpKind, register
 
 INT32_MAX = (1 << 31) - 1
 # |q - zp| is at most 127 (symmetric) or 255 (asymmetric: q and zp both in [-128, 127]).
 _MAX_CODE = {False: 127, True: 255}
-
-
-def _geometry(node: Node, x_shape, w_shape) -> ConvGeometry:
-    return conv_geometry(node, x_shape, w_shape[1:3])
 
 
 def weight_scales(node: Node, g: Graph) -> tuple[bool, np.ndarray]:
@@ -56,19 +52,7 @@ class HybridConv2D(Op):
 
     @classmethod
     def infer(cls, node, ins):
-        x, w = ins[0], ins[1]
-        b = ins[2] if len(ins) > 2 else None
-        if w is None or len(w.shape) != 4:
-            raise KilnError(f"HybridConv2D weights must be 4-D [O,KH,KW,C], got "
-                            f"{None if w is None else list(w.shape)}", node=node.name)
-        geom = _geometry(node, x.shape, w.shape)
-        if w.shape[3] != x.shape[3]:
-            raise KilnError(f"HybridConv2D weights {list(w.shape)} expect {w.shape[3]} input "
-                            f"channels, the input has {x.shape[3]}", node=node.name)
-        if b is not None and b.shape != (w.shape[0],):
-            raise KilnError(f"HybridConv2D bias shape {list(b.shape)}, expected [{w.shape[0]}]",
-                            node=node.name)
-        return [("float32", (geom.batches, geom.out_h, geom.out_w, w.shape[0]))]
+        return [("float32", ohwi_output_shape(node, ins))]
 
     @classmethod
     def check(cls, node: Node, g: Graph) -> None:
@@ -114,7 +98,7 @@ class HybridConv2D(Op):
     @classmethod
     def reference(cls, node, args, g):
         x, w = args[0], args[1]
-        geom = _geometry(node, x.shape, w.shape)
+        geom = ohwi_geometry(node, x.shape, w.shape)
         asymmetric, w_scale = weight_scales(node, g)
         quantize = quantize_asymmetric if asymmetric else quantize_symmetric
         bias = args[2] if len(args) > 2 and args[2] is not None else np.zeros(w.shape[0], np.float32)
@@ -133,7 +117,7 @@ class HybridConv2D(Op):
         g = ctx.g
         x, w = node.inputs[0], node.inputs[1]
         wv = g.values[w]
-        geom = _geometry(node, g.values[x].shape, wv.shape)
+        geom = ohwi_geometry(node, g.values[x].shape, wv.shape)
         channels = wv.shape[0]
         asymmetric, w_scale = weight_scales(node, g)
         act_min, act_max = float_activation(node)
