@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 MODELS ?= ../shared/models/mlperf_tiny
 # Debian packages the project needs: the host C compiler; the Arm toolchain, newlib and
 # QEMU of the Cortex-M targets (firmware built and run by `kiln verify --target cortex-m4`).
-APT_PACKAGES := gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm valgrind
+APT_PACKAGES := gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross valgrind
 
 .PHONY: setup demo test test-slow bench bench-quick clean
 
