@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 MODELS ?= ../shared/models/mlperf_tiny
 # Debian packages the project needs: the host C compiler; the Arm toolchain, newlib and
 # QEMU of the Cortex-M targets (firmware built and run by `kiln verify --target cortex-m4`).
-APT_PACKAGES := gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross valgrind
+APT_PACKAGES := gcc make cmake gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross valgrind
 
 .PHONY: setup demo test test-slow bench bench-quick clean
 
@@ -22,10 +22,12 @@ $(BIN)/kiln: pyproject.toml
 
 setup: $(BIN)/kiln
 
-# The main job: compile the MLPerf Tiny keyword-spotting model for a Cortex-M4F, run it as
-# firmware on the emulated mps2-an386 board against TFLite Micro, and count its instructions.
+# The main job: the keyword-spotting example (examples/kws_cortex_m4): compile the MLPerf Tiny
+# KWS model into a firmware project for the emulated mps2-an386 board (Cortex-M4F), build it and
+# run it in QEMU on a spoken "yes" (prints the label); then verify it against TFLite Micro and
+# count its instructions.
 demo: setup
-	$(BIN)/kiln build $(MODELS)/kws_ref_model.tflite --target cortex-m4 -o out/kws
+	$(MAKE) -C examples/kws_cortex_m4 run size KILN=$(abspath $(BIN)/kiln) MODELS=$(abspath $(MODELS))
 	$(BIN)/kiln verify $(MODELS)/kws_ref_model.tflite --target cortex-m4 --samples 20
 	$(BIN)/kiln profile $(MODELS)/kws_ref_model.tflite --target cortex-m4
 
@@ -43,4 +45,4 @@ bench-quick: setup
 	$(BIN)/python -m bench --quick
 
 clean:
-	rm -rf out
+	rm -rf out examples/*/build

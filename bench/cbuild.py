@@ -96,9 +96,10 @@ def build_host_driver(cm: CModel) -> Path:
     return exe
 
 
-def build_shared(cm: CModel) -> Path:
-    """Model + adapter as a shared library (-fPIC, otherwise the same flags) for ctypes."""
-    objs = _objects(cm, HOST_CC, [*HOST_CFLAGS, "-fPIC"], cm.work / "pic")
+def build_shared(cm: CModel, cflags: tuple[str, ...] = HOST_CFLAGS) -> Path:
+    """Model + adapter as a shared library (-fPIC, otherwise `cflags`: the shared host flags
+    unless a benchmark asks for others) for ctypes."""
+    objs = _objects(cm, HOST_CC, [*cflags, "-fPIC"], cm.work / "pic")
     so = cm.work / "pic" / "libmodel.so"
     run([HOST_CC, "-shared", *objs, "-lm", "-o", so], cm.work)
     return so

@@ -67,6 +67,9 @@ WEIGHT_INPUTS: dict[str, tuple[int, ...]] = {
     "ReverseSequence": (1,), "TensorScatter": (2,), "AffineGrid": (1,), "RotaryEmbedding": (1, 2, 3),
     "CausalConvWithState": (1, 2), "DFT": (1, 2), "STFT": (1, 2, 3),
     "NegativeLogLikelihoodLoss": (2,), "SoftmaxCrossEntropyLoss": (2,), "Col2Im": (1, 2),
+    # quantization parameters (scales, zero points) and quantized weights
+    "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2), "QLinearMatMul": (1, 2, 3, 4, 5, 6, 7),
+    "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8),
 }
 
 
@@ -185,8 +188,12 @@ def bake_weights(case: Case) -> tuple[onnx.ModelProto, dict[str, np.ndarray], tu
             if (node.op_type, k) in SHAPE_ONLY:
                 continue  # reads the shape or type only: neither a weight nor data use
             uses[name].append(k in params)
+    # an `_expanded` case bakes what its single-node original bakes (the same graph inputs)
+    original = {vi.name for k, vi in enumerate(graph.input) if k in WEIGHT_INPUTS.get(case.op, ())} \
+        if case.name != base_name(case.name) else set()
     bake = [vi.name for vi in graph.input
-            if uses.get(vi.name) and all(uses[vi.name]) and isinstance(feeds.get(vi.name), np.ndarray)]
+            if (vi.name in original or (uses.get(vi.name) and all(uses[vi.name])))
+            and isinstance(feeds.get(vi.name), np.ndarray)]
     if len(bake) == len(graph.input):
         bake = []
     if not bake:
@@ -198,6 +205,17 @@ def bake_weights(case: Case) -> tuple[onnx.ModelProto, dict[str, np.ndarray], tu
     model.graph.input.extend(keep)
     model.graph.initializer.extend(numpy_helper.from_array(feeds[n], n) for n in bake)
     return model, {k: v for k, v in feeds.items() if k not in bake}, tuple(bake)
+
+
+def dynamic_input_shapes(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, tuple[int, ...]]:
+    """The case's shapes of the graph inputs the model leaves dynamic, as a user fixes them
+    with `kiln build --input-shape`."""
+    shapes = {}
+    for vi in model.graph.input:
+        dims = vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") else []
+        if vi.name in feeds and np.size(feeds[vi.name]) and any(not d.HasField("dim_value") for d in dims):
+            shapes[vi.name] = tuple(np.shape(feeds[vi.name]))
+    return shapes
 
 
 # -- running -------------------------------------------------------------------------------------
@@ -219,7 +237,7 @@ def run_case(case: Case, *, cflags: tuple[str, ...] = ("-O1",)) -> Result:
     try:
         model, feeds, res.baked = bake_weights(case)
         data = model.SerializeToString()
-        g = build_graph(parse_model(model, default_name=case.name), {})
+        g = build_graph(parse_model(model, default_name=case.name), dynamic_input_shapes(model, feeds))
         build = compile_graph(g, CompileOptions(load_target("host"), planner="greedy"), name=MODEL_NAME,
                               model_file=f"{case.name}.onnx", model_sha256=hashlib.sha256(data).hexdigest())
     except KilnError as err:
@@ -239,7 +257,8 @@ def run_case(case: Case, *, cflags: tuple[str, ...] = ("-O1",)) -> Result:
     except Exception as err:
         res.status, res.reason = "fail", f"generated code crashed: {_exc_line(err)}"
         return res
-    return compare(case, res, got, [vi.name for vi in model.graph.output])
+    with np.errstate(all="ignore"):  # NaN and infinities are compared on purpose
+        return compare(case, res, got, [vi.name for vi in model.graph.output])
 
 
 def compare(case: Case, res: Result, got: dict[str, np.ndarray], names: list[str]) -> Result:
@@ -254,6 +273,10 @@ def compare(case: Case, res: Result, got: dict[str, np.ndarray], names: list[str
         if actual.shape != expected.shape:
             res.status, res.reason = "fail", f"output '{name}' shape {list(actual.shape)}, expected {list(expected.shape)}"
             return res
+        rtol = case.rtol
+        if _narrow_float(expected.dtype):  # as onnx's runner: compared in float32, bfloat16 to 2 ULP
+            rtol = max(rtol, 2.0 ** -6) if expected.dtype.name == "bfloat16" else rtol
+            actual, expected = actual.astype(np.float32), expected.astype(np.float32)
         if np.issubdtype(expected.dtype, np.floating):
             scale = float(np.max(np.abs(expected[np.isfinite(expected)]), initial=0.0)) or 1e-30
             diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
@@ -264,7 +287,7 @@ def compare(case: Case, res: Result, got: dict[str, np.ndarray], names: list[str
             res.max_rel = max(res.max_rel, rel)
             res.strict = res.strict and rel <= 1e-5
             try:
-                np.testing.assert_allclose(actual, expected, rtol=case.rtol, atol=case.atol)
+                np.testing.assert_allclose(actual, expected, rtol=rtol, atol=case.atol)
             except AssertionError:
                 res.status = "fail"
                 res.reason = f"wrong numbers: output '{name}' max error {rel:.3g} of max |expected|"
@@ -275,6 +298,17 @@ def compare(case: Case, res: Result, got: dict[str, np.ndarray], names: list[str
                          f"{int(np.count_nonzero(actual != expected))} of {expected.size} elements"
             return res
     return res
+
+
+def _narrow_float(dtype: np.dtype) -> bool:
+    """float8, float4 and bfloat16 (ml_dtypes types, which numpy does not call floating)."""
+    import ml_dtypes
+
+    try:
+        ml_dtypes.finfo(dtype)
+    except (TypeError, ValueError):
+        return False
+    return not np.issubdtype(dtype, np.floating)
 
 
 def _one_line(text: str) -> str:

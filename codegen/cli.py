@@ -14,7 +14,8 @@ from pathlib import Path
 
 from codegen import __version__
 from codegen.errors import KilnError, VerificationError
-from codegen.targets import available_targets, load_target
+from codegen.targets import OPT_LEVELS, available_targets, load_target, with_kernels, with_opt_level
+from codegen.targets.boards import available_boards
 
 
 def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
@@ -39,8 +40,9 @@ def _size(text: str) -> int:
 
 def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = True) -> None:
     p.add_argument("model", type=Path, help="model file (.onnx or .tflite)")
-    p.add_argument("--target", default=None if target_required else "host", required=target_required,
-                   help=f"target to compile for ({', '.join(available_targets())})")
+    p.add_argument("--target", required=target_required,
+                   help=f"target to compile for ({', '.join(available_targets())})"
+                        + ("" if target_required else "; required unless --board names one"))
     p.add_argument("--name", help="C prefix of the generated code (default: from the model file name)")
     p.add_argument("--input-shape", action="append", type=_input_shape, default=[], metavar="NAME=d0,d1,...",
                    help="fix the shape of an input with unknown dimensions (repeatable)")
@@ -53,9 +55,26 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
                    help="fail unless the activation arena fits in BYTES (suffixes K, M, G: 64K)")
     p.add_argument("--flash-limit", type=_size, metavar="BYTES",
                    help="fail unless weights plus estimated code fit in BYTES (suffixes K, M, G: 1M)")
+    p.add_argument("--optimize", choices=["speed", "size", "ram"], default="speed",
+                   help="what the fusion planner minimises: estimated cycles, flash or arena (default speed)")
+    p.add_argument("--patch-stage", action="store_true",
+                   help="run the first layers of a CNN row band by row band (patch-based, as MCUNetV2) when "
+                        "that lowers the arena; the halo rows are computed again (see codegen/fusion/patch.py)")
+    p.add_argument("--patch-tiles", type=int, metavar="N",
+                   help="with --patch-stage: split the stage into N row bands (default: the count that needs "
+                        "the least RAM within the recomputation budget)")
     p.add_argument("--debug-canaries", action="store_true",
                    help="debug build: canary bytes around the arena and after every buffer, checked after "
                         "each kernel call; <name>_run returns <NAME>_ERR_CANARY if one changed")
+    p.add_argument("--weights", choices=["const", "blob"], default="const",
+                   help="const: weights as const arrays in <name>_weights.c (default); blob: in the separate "
+                        "binary <name>.weights.bin, checked and loaded at run time by <name>_load_weights (OTA)")
+    p.add_argument("--kernels", metavar="V1,V2,...",
+                   help="use only these kernel variants of the target (reference is always kept), e.g. "
+                        "'reference' for the portable C kernels or 'neon' for NEON without dot product")
+    p.add_argument("--opt-level", choices=list(OPT_LEVELS), metavar="{O2,Os,O3,...}",
+                   help="compiler optimisation level of every build of the generated code (generated build "
+                        "files, firmware of verify / run / profile) instead of the target's (-O2 on Cortex-M)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,11 +84,16 @@ def _parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("build", help="compile a model into C sources", description="Compile a model into C sources.")
-    _add_compile_options(p)
+    _add_compile_options(p, target_required=False)
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder (replaced as a whole)")
-    p.add_argument("--board", help="board to build for (not available yet)")
+    p.add_argument("--board", help="write a project for this board: startup code, linker script, main, Makefile "
+                                   "(make, make run, make flash, make size); --target defaults to the board's "
+                                   f"({', '.join(available_boards())})")
     p.add_argument("--dump-ir", type=Path, metavar="DIR",
                    help="write the IR before and after each optimisation pass into DIR (numbered files)")
+    p.add_argument("--explain-fusion", action="store_true",
+                   help="print each fusion candidate: the decision, the estimated cost with and without "
+                        "fusion, and the reason")
 
     p = sub.add_parser("run", help="build, run on inputs, write outputs as .npy",
                        description="Build, run on the target (host or emulator) and write outputs as .npy files.")
@@ -102,22 +126,37 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _patch_tiles(tiles: int | None) -> int | None:
+    if tiles is not None and tiles < 2:
+        raise KilnError(f"--patch-tiles must be 2 or more row bands, not {tiles}")
+    return tiles
+
+
 def _options(args):
     from codegen.options import CompileOptions
 
     if not 0 < args.time_limit < float("inf"):
         raise KilnError(f"--time-limit must be a positive number of seconds, not {args.time_limit:g}")
-    return CompileOptions(target=load_target(args.target), name=args.name,
+    target = load_target(args.target)
+    if args.opt_level:
+        target = with_opt_level(target, args.opt_level)
+    if args.kernels:
+        target = with_kernels(target, tuple(k.strip() for k in args.kernels.split(",") if k.strip()))
+    return CompileOptions(target=target, name=args.name,
                           input_shapes=dict(args.input_shape), planner=args.planner,
                           time_limit_s=args.time_limit, dump_ir=getattr(args, "dump_ir", None),
-                          ram_limit=args.ram_limit, flash_limit=args.flash_limit, canaries=args.debug_canaries)
+                          ram_limit=args.ram_limit, flash_limit=args.flash_limit, canaries=args.debug_canaries,
+                          weights=args.weights, patch_stage=args.patch_stage or bool(args.patch_tiles),
+                          patch_tiles=_patch_tiles(args.patch_tiles), optimize=args.optimize)
 
 
 def _cmd_build(args) -> int:
     from codegen.compiler import check_output_folder, compile_model, write_output
 
     if args.board:
-        raise KilnError("--board is not available yet")
+        return _build_board_project(args)
+    if args.target is None:
+        raise KilnError("--target is required (or --board, whose target is the default)")
     check_output_folder(args.output)  # before the work: a folder Kiln must not replace
     result = compile_model(args.model, _options(args))
     write_output(result.files, args.output)
@@ -127,9 +166,45 @@ def _cmd_build(args) -> int:
           f"(lower bound {m['arena_lower_bound_bytes']} B, {p.planner} {p.status} in {p.seconds:.2f} s), "
           f"weights {m['weights_bytes']} B, "
           f"{len(m['fusion_groups'])} kernel calls")
+    if "patch_stage" in m:  # --patch-stage: what was patched, or that nothing paid
+        ps = m["patch_stage"]
+        print(f"kiln: patch stage: {ps['reason']}" if ps else "kiln: patch stage: declined, no patched stage "
+              "lowers the arena within the recomputation budget")
+    if "weights" in m:  # --weights blob
+        w = m["weights"]
+        print(f"kiln: weights blob {w['blob_file']}: {w['blob_bytes']} B, crc32 {w['crc32']}, "
+              f"model id {w['model_id'][:16]}...")
     if not p.reproducible:
         print("kiln: warning: --time-limit stopped the CP-SAT search on the wall clock; "
               "the plan is valid but may differ between builds (raise --time-limit)", file=sys.stderr)
+    if args.explain_fusion:
+        from codegen.fusion.explain import format_plan
+
+        print(format_plan(result.fusion), end="")
+    return 0
+
+
+def _build_board_project(args) -> int:
+    from dataclasses import replace
+
+    from codegen.compiler import check_output_folder, compile_model, write_output
+    from codegen.project import board_build
+    from codegen.targets.boards import board_target, load_board
+
+    board = load_board(args.board)
+    args.target = args.target or board.target
+    check_output_folder(args.output)
+    options = _options(args)
+    options = replace(options, target=board_target(options.target, board))
+    result = compile_model(args.model, options)
+    files = board_build(result, board, options.target)
+    write_output(files, args.output)
+    fw = result.manifest["firmware"]
+    sizes = (f"firmware flash {fw['flash_bytes']} B of {fw['flash_budget_bytes']}, RAM {fw['ram_bytes']} B "
+             f"of {fw['ram_budget_bytes']} ({fw['opt_level']})" if fw["measured"] else
+             f"firmware not measured ({fw['not_measured_because']})")
+    print(f"kiln: wrote a project for board {board.name} ({options.target.name}) to {args.output}: "
+          f"arena {result.manifest['arena_bytes']} B, weights {result.manifest['weights_bytes']} B; {sizes}")
     return 0
 
 

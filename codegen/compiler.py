@@ -11,11 +11,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codegen import __version__, canaries
-from codegen.budget import check_budget
+from codegen.budget import check_budget, need_of
 from codegen.emit.layout import arena_aliases, arena_buffers, planned_calls
-from codegen.emit.render import io_cname, render
+from codegen.emit.render import io_cname, render, write_generated
+from codegen.emit.weights_blob import blob_file, weights_manifest
 from codegen.errors import KilnError
 from codegen.frontends import load_model
+from codegen.fusion.patch_views import apply_band_views
+from codegen.fusion.planner import FusionPlan, plan_fusion
 from codegen.ir.graph import Graph
 from codegen.limits import check_lowered
 from codegen.lower import lower_graph
@@ -36,6 +39,7 @@ class BuildResult:
     files: dict[str, str]
     manifest: dict
     aliases: list[Alias] = field(default_factory=list)  # in-place reuse declared (plan.aliases: taken)
+    fusion: FusionPlan | None = None  # the fusion planner's decisions (kiln build --explain-fusion)
 
 
 def default_name(model: Path) -> str:
@@ -44,8 +48,19 @@ def default_name(model: Path) -> str:
 
 def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: str,
                   model_sha256: str) -> BuildResult:
+    source = g
     g = run_pipeline(g, dump_dir=options.dump_ir)
-    lowered = lower_graph(g, options.target)
+    # Fusion groups decided by the cost model (codegen/fusion/planner.py); --patch-stage below
+    # patches the first stage itself, so the planner only proposes it without that flag.
+    fusion = plan_fusion(g, options.target, options.optimize, source=source, ram_limit=options.ram_limit,
+                         patch=not options.patch_stage, mode=options.fusion)
+    g = fusion.graph
+    patched = None
+    if options.patch_stage:  # memory-driven fusion: the first stage patch by patch, if it pays
+        from codegen.fusion.patch import patch_first_stage
+
+        g, patched = patch_first_stage(g, options.target, options.patch_tiles)
+    lowered = apply_band_views(lower_graph(g, options.target))  # patch bands: views, not copies
     check_lowered(lowered)
     if options.target.variants != ("reference",):  # variant kernels pack their parameters: check them as
         check_lowered(lower_graph(g, replace(options.target, variants=("reference",))))  # reference ones
@@ -57,12 +72,17 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
     plan = plan_memory(buffers, options.planner, options.time_limit_s, aliases)  # plan.seconds: never into files
     files = render(lowered, plan, name=name, model_file=model_file, model_sha256=model_sha256,
                    canaries=canaries.canary_plan(buffers, plan, [c.cname for c in lowered.calls], guard)
-                   if guard else None)
+                   if guard else None, weights=options.weights)
     manifest = _manifest(lowered, plan, buffers, name, model_file, model_sha256)
+    manifest["fusion_plan"] = fusion.manifest()
+    if options.patch_stage:
+        manifest["patch_stage"] = None if patched is None else patched.manifest()
+    if options.weights == "blob":
+        manifest["weights"] = weights_manifest(files[blob_file(name)], name, need_of(manifest).code_bytes)
     files[f"{name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     temps = [a.temp for a in aliases if a.pair in set(plan.aliases) and a.temp is not None]
     files.update(_memory_report(plan, buffers + temps, name))
-    return BuildResult(name, g, lowered, buffers, plan, files, manifest, aliases)
+    return BuildResult(name, g, lowered, buffers, plan, files, manifest, aliases, fusion=fusion)
 
 
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:
@@ -158,8 +178,8 @@ def write_output(files: dict[str, str], out_dir: Path) -> None:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
-        for fname, text in sorted(files.items()):
-            (tmp / fname).write_text(text)
+        for fname, content in sorted(files.items()):
+            write_generated(tmp / fname, content)
         os.chmod(tmp, 0o755)
         if out_dir.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))

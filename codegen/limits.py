@@ -23,6 +23,7 @@ from typing import Iterable
 import numpy as np
 
 from codegen.errors import KilnError
+from codegen.ir.types import np_dtype
 
 MAX_ELEMENTS = 2 ** 31 - 1
 MAX_TENSOR_BYTES = 2 ** 31
@@ -70,7 +71,7 @@ def check_graph(g) -> None:
         raise KilnError("the model has no outputs: there is nothing to compute")
     weights = activations = 0
     for v in g.values.values():
-        itemsize = np.dtype(np.bool_ if v.dtype == "bool" else v.dtype).itemsize
+        itemsize = np_dtype(v.dtype).itemsize
         kind = "constant" if v.is_const else "tensor"
         check_size(v.shape, itemsize, kind, node=v.name)
         n = elements(v.shape)

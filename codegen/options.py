@@ -19,3 +19,8 @@ class CompileOptions:
     ram_limit: int | None = None  # bytes of RAM the model may need (arena); see codegen.budget
     flash_limit: int | None = None  # bytes of flash it may need (weights + estimated code)
     canaries: bool = False  # debug build: canary bytes around the arena and every buffer, checked after each call
+    patch_stage: bool = False  # run the first CNN stage row band by row band when that lowers the arena
+    patch_tiles: int | None = None  # with patch_stage: that many row bands (None: the best count)
+    optimize: str = "speed"  # fusion objective: speed, size or ram (codegen/fusion/planner.py)
+    fusion: str = "auto"  # "auto": the cost model decides; "off": no planner fusion; "all": every legal one (benchmarks)
+    weights: str = "const"  # "const": arrays in N_weights.c; "blob": N.weights.bin (codegen.emit.weights_blob)

@@ -271,7 +271,7 @@ def unsupported() -> onnx.ModelProto:
     """Several operators Kiln has no mapping for, among supported ones."""
     b = ModelBuilder("unsupported", 14)
     x = b.input("x", [1, 4])
-    h = b.node("Det", [x], name="det")
+    h = b.node("Bernoulli", [x], name="coin")
     h = b.node("Relu", [h])
     h = b.node("NonZero", [h], name="")  # unnamed: Kiln calls it NonZero_2
     h = b.node("Frob", [h], name="frob", domain="com.acme")

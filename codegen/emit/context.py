@@ -32,6 +32,7 @@ class CallCtx:
     params: tuple[ParamInit, ...]
     args: tuple[str, ...]
     origin: str  # source node names, for the comment
+    bound_at_load: bool = False  # blob mode: its params point into the blob, set by N_load_weights
 
 
 @dataclass(frozen=True)
@@ -69,3 +70,6 @@ class ModelCtx:
     weights_bytes: int
     canaries: object | None = None  # codegen.canaries.CanaryPlan in debug builds with canaries
     unused_inputs: tuple[str, ...] = ()  # C names of inputs no call reads (cast to void: no warning)
+    sources: tuple[str, ...] = ()  # the .c files a build compiles (kiln.mk, kiln.cmake)
+    target_cflags: tuple[str, ...] = ()  # the target's compiler flags (core, float ABI, -O level)
+    blob: object | None = None  # codegen.emit.weights_blob.BlobCtx with --weights blob

@@ -6,21 +6,23 @@ import math
 
 import numpy as np
 
-FLT_MAX = float(np.finfo(np.float32).max)
+# Infinity as a C constant expression without math.h: 1e39 is beyond float's range, and a
+# conversion to float of a value beyond its range gives infinity on IEEE 754 targets (C99
+# Annex F), which every target Kiln compiles for is.
+C_INFINITY = "((float)1e39)"
 
 
 def c_float(x: float) -> str:
-    """The shortest decimal that reads back as the same float32, with an `f` suffix.
-
-    Infinities become ±FLT_MAX: activation bounds are the only infinities Kiln writes,
-    and clamping to FLT_MAX is the same as not clamping for finite data.
-    """
-    x = float(x)
-    if math.isnan(x):
+    """The shortest decimal that reads back as the same float32, with an `f` suffix;
+    infinities (and values that round to them) exactly, as C_INFINITY. NaN has no constant
+    expression: refused (constants with NaN are refused on import)."""
+    if math.isnan(float(x)):
         raise ValueError("NaN cannot be written as a C constant")
-    x = max(-FLT_MAX, min(FLT_MAX, x))
-    text = np.format_float_scientific(np.float32(x), unique=True, trim="0", exp_digits=2)
-    return text + "f"
+    with np.errstate(over="ignore"):
+        f = np.float32(x)
+    if np.isinf(f):
+        return C_INFINITY if f > 0 else f"(-{C_INFINITY})"
+    return np.format_float_scientific(f, unique=True, trim="0", exp_digits=2) + "f"
 
 
 def c_int(x: int) -> str:
@@ -30,6 +32,8 @@ def c_int(x: int) -> str:
         return "(-2147483647 - 1)"
     if x == -(2**63):
         return "(-9223372036854775807LL - 1)"
+    if x >= 2**63:
+        return f"{x}ULL"
     if abs(x) >= 2**31:
         return f"{x}LL"
     return str(x)

@@ -13,6 +13,7 @@ from codegen import __version__
 from codegen.emit.context import CallCtx, ConstDecl, IOSpec, KernelSource, ModelCtx, ParamInit
 from codegen.emit.layout import planned_calls, scratch_name
 from codegen.emit.literals import c_array_values, c_float, c_int
+from codegen.emit.weights_blob import build_blob
 from codegen.ir.types import C_TYPES
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.lower.kernel import ConstArray, ParamValue, ScratchArg, TensorArg
@@ -78,10 +79,14 @@ class _Resolver:
             return f"(void *)&{self.model}_arena[{self.plan.offsets[scratch_name(step, k)]}]"
         assert isinstance(arg, TensorArg)
         root = self.ctx.root(arg.value)
+        offset = self.ctx.offset(arg.value)  # a band view: bytes into its root (0 otherwise)
         if self.ctx.is_io(root):
+            if offset:  # the user's buffer is typed: an offset in elements
+                v = self.ctx.g.values[root]
+                return f"({io_cname(self.ctx, root)} + {offset * v.size // v.nbytes})"
             return io_cname(self.ctx, root)
         ctype = C_TYPES[self.ctx.g.values[arg.value].dtype]
-        return f"({ctype} *)(void *)&{self.model}_arena[{self.plan.offsets[root]}]"
+        return f"({ctype} *)(void *)&{self.model}_arena[{self.plan.offsets[root] + offset}]"
 
 
 def _runtime_closure(headers: set[str]) -> list[str]:
@@ -97,14 +102,20 @@ def _runtime_closure(headers: set[str]) -> list[str]:
 
 
 def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_sha256: str,
-           canaries=None) -> dict[str, str]:
-    """All generated files, by file name (`canaries`: a codegen.canaries.CanaryPlan for debug builds)."""
+           canaries=None, weights: str = "const") -> dict[str, str | bytes]:
+    """All generated files, by file name (`canaries`: a codegen.canaries.CanaryPlan for debug builds;
+    `weights`: "const" arrays in N_weights.c, or "blob": the binary N.weights.bin, see weights_blob)."""
     guard = c_identifier(name).upper()
     res = _Resolver(ctx, plan, name)
     calls = planned_calls(ctx, plan)
     headers = {h for call in calls for h in call.headers}
     local = {h for h in headers if (RUNTIME_C / h).is_file()} | ({"kiln_canary.h"} if canaries else set())
+    if weights not in ("const", "blob"):
+        raise ValueError(f"weights must be 'const' or 'blob', not {weights!r}")
+    blob_ctx, blob = build_blob(ctx, calls, name, res.symbol) if weights == "blob" else (None, None)
+    local |= {"kiln_blob.h"} if blob_ctx else set()
     kernels = sorted({c.kernel for c in calls})
+    kernel_vars = {c.kernel: dict(c.template_vars) for c in calls}  # generated kernels' templates
     model = ModelCtx(
         name=name, guard=guard, kiln_version=__version__, model_file=model_file,
         model_sha256=model_sha256, target=ctx.target.name,
@@ -113,7 +124,8 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
         outputs=_io_specs(ctx, ctx.g.outputs, "OUTPUT", guard),
         system_headers=tuple(sorted(headers - local)),
         local_headers=tuple(sorted(local)),
-        kernels=tuple(KernelSource(k, _ENV.get_template(kernel_template(k, ctx.target.variants)).render())
+        kernels=tuple(KernelSource(k, _ENV.get_template(kernel_template(k, ctx.target.variants))
+                                   .render(**kernel_vars[k]))
                       for k in kernels),
         consts=tuple(ConstDecl(res.symbol(c), C_TYPES[c.dtype], max(c.data.size, 1),
                                tuple(c_array_values(c.data, c.dtype)) or ("0",))
@@ -122,27 +134,49 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
             cname=call.cname, function=call.function, params_type=f"{call.function}_params",
             params=tuple(ParamInit(k, res.param(v)) for k, v in sorted(call.params.items())),
             args=tuple(res.arg(step, k, a) for k, a in enumerate(call.args)),
-            origin=", ".join(call.origin).replace("*/", "* /").replace("/*", "/ *"))
+            origin=", ".join(call.origin).replace("*/", "* /").replace("/*", "/ *"),
+            bound_at_load=blob_ctx is not None and any(isinstance(v, ConstArray) for v in call.params.values()))
             for step, call in enumerate(calls)),
         weights_bytes=sum(c.nbytes for c in ctx.consts),
         canaries=canaries,
+        sources=(f"{name}.c",) if blob_ctx else (f"{name}.c", f"{name}_weights.c"),
+        target_cflags=ctx.target.cflags,
+        blob=blob_ctx,
     )
     model = replace(model, unused_inputs=tuple(io.cname for io in model.inputs
-                                               if all(io.cname not in c.args for c in model.calls)))
+                                               if all(io.cname not in c.args and f"({io.cname} + " not in
+                                                      "".join(c.args) for c in model.calls)))
     files = {
         f"{name}.h": _ENV.get_template("model.h.j2").render(m=model),
         f"{name}.c": _ENV.get_template("model.c.j2").render(m=model),
         f"{name}_weights.c": _ENV.get_template("weights.c.j2").render(m=model),
         "kiln.mk": _ENV.get_template("kiln.mk.j2").render(m=model),
+        "kiln.cmake": _ENV.get_template("kiln.cmake.j2").render(m=model),
     }
+    if blob_ctx is not None:  # no constant arrays in C: the binary blob instead
+        del files[f"{name}_weights.c"]
+        files[blob_ctx.file] = blob
     for h in _runtime_closure(local):
         files[h] = (RUNTIME_C / h).read_text()
     return files
 
 
-def write_files(files: dict[str, str], out_dir: Path) -> None:
-    for fname, text in sorted(files.items()):
-        (out_dir / fname).write_text(text)
+def write_files(files: dict[str, str | bytes], out_dir: Path) -> None:
+    for fname, content in sorted(files.items()):
+        write_generated(out_dir / fname, content)
+
+
+def model_sources(files: dict[str, str | bytes], name: str) -> list[str]:
+    """The generated .c files to compile: N.c, and N_weights.c unless the weights are a blob."""
+    return [src for src in (f"{name}.c", f"{name}_weights.c") if src in files]
+
+
+def write_generated(path: Path, content: str | bytes) -> None:
+    """One generated file: text, or binary (the weights blob of --weights blob)."""
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
 
 
 def render_harness(files: dict[str, str], name: str) -> str:
@@ -163,4 +197,6 @@ def render_harness(files: dict[str, str], name: str) -> str:
     m.name = name
     m.inputs = tuple(spec(io, "IN", k) for k, io in enumerate(manifest["inputs"]))
     m.outputs = tuple(spec(io, "OUT", k) for k, io in enumerate(manifest["outputs"]))
+    blob = manifest.get("weights", {})  # --weights blob: the harness loads the blob file first
+    m.blob_file, m.blob_bytes = blob.get("blob_file"), blob.get("blob_bytes")
     return _ENV.get_template("harness/host_main.c.j2").render(m=m)

@@ -8,18 +8,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from codegen.ir.graph import Graph, Node
-from codegen.ir.types import Quant, Value, np_dtype
+from codegen.ir.types import Quant, Value, compute_dtype, dtype_name, np_dtype
 from codegen.ops.registry import get_op, node_attrs
 
-_DTYPE_OF_NUMPY = {"float32": "float32", "int8": "int8", "uint8": "uint8", "int16": "int16",
-                   "int32": "int32", "int64": "int64", "bool": "bool"}
-
-
 def dtype_of(array: np.ndarray) -> str:
-    try:
-        return _DTYPE_OF_NUMPY[str(array.dtype)]
-    except KeyError:
-        raise ValueError(f"unsupported array dtype {array.dtype}") from None
+    """The Kiln dtype of a constant array: one that kernels compute with (not a storage-only one)."""
+    dtype = dtype_name(array.dtype)
+    if dtype is None or compute_dtype(dtype) != dtype:
+        raise ValueError(f"unsupported array dtype {array.dtype}")
+    return dtype
 
 
 class GraphBuilder:

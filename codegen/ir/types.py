@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 
 # The dtypes Kiln knows, with the C type that stores one element.
@@ -12,14 +13,51 @@ C_TYPES = {
     "int8": "int8_t",
     "uint8": "uint8_t",
     "int16": "int16_t",
+    "uint16": "uint16_t",
     "int32": "int32_t",
+    "uint32": "uint32_t",
     "int64": "int64_t",
+    "uint64": "uint64_t",
     "bool": "uint8_t",
 }
 
+# Storage-only dtypes: model inputs and outputs and Cast ends; Kiln computes them as COMPUTE_DTYPE.
+# Narrow floats travel through the C API as their bit patterns (float16 and bfloat16 in a
+# uint16_t, float8 and float4 in a uint8_t, one element per byte); sub-byte integers one per byte.
+STORAGE_FLOATS = {"float64": "double", "float16": "uint16_t", "bfloat16": "uint16_t",
+                  "float8e4m3fn": "uint8_t", "float8e4m3fnuz": "uint8_t", "float8e5m2": "uint8_t",
+                  "float8e5m2fnuz": "uint8_t", "float4e2m1": "uint8_t"}
+STORAGE_INTS = {"int4": "int8_t", "uint4": "uint8_t", "int2": "int8_t", "uint2": "uint8_t"}
+C_TYPES.update(STORAGE_FLOATS)
+C_TYPES.update(STORAGE_INTS)
+COMPUTE_DTYPE = {**{d: "float32" for d in STORAGE_FLOATS}, "int4": "int8", "uint4": "uint8", "int2": "int8",
+                 "uint2": "uint8"}
+INTEGER_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+
+# numpy types of the dtypes numpy lacks (ml_dtypes, which onnx uses for the same tensors)
+_NUMPY_NAMES = {"bool": np.bool_, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16,
+                "float8e4m3fn": ml_dtypes.float8_e4m3fn, "float8e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
+                "float8e5m2": ml_dtypes.float8_e5m2, "float8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+                "float4e2m1": ml_dtypes.float4_e2m1fn, "int4": ml_dtypes.int4, "uint4": ml_dtypes.uint4,
+                "int2": ml_dtypes.int2, "uint2": ml_dtypes.uint2}
+
 
 def np_dtype(dtype: str) -> np.dtype:
-    return np.dtype(np.bool_ if dtype == "bool" else dtype)
+    return np.dtype(_NUMPY_NAMES.get(dtype, dtype))
+
+
+def dtype_name(dt: np.dtype) -> str | None:
+    """Kiln's name of a numpy dtype (None for one Kiln does not store)."""
+    return _NAME_OF_NUMPY.get(np.dtype(dt))
+
+
+def compute_dtype(dtype: str) -> str:
+    """The dtype Kiln's kernels compute a tensor of `dtype` in (itself, or float32 for the
+    storage-only floats, int8/uint8 for the sub-byte integers)."""
+    return COMPUTE_DTYPE.get(dtype, dtype)
+
+
+_NAME_OF_NUMPY = {np_dtype(d): d for d in C_TYPES}
 
 
 @dataclass(frozen=True)

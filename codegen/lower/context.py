@@ -28,6 +28,9 @@ class LowerContext:
         self.calls: list[KernelCall] = []
         self.consts: list[ConstArray] = []
         self.aliases: dict[str, str] = {}  # value -> value whose storage it shares
+        # value -> byte offset of its storage inside its root's (views of H bands, set by
+        # codegen.fusion.patch_views; absent means 0, the whole root)
+        self.view_offsets: dict[str, int] = {}
         self._const_of_value: dict[str, ConstArray] = {}
         self._cnames: dict[str, int] = {}
         self._node_cname: dict[str, str] = {}
@@ -136,3 +139,7 @@ class LowerContext:
 
     def root(self, name: str) -> str:
         return self.aliases.get(name, name)
+
+    def offset(self, name: str) -> int:
+        """Byte offset of `name`'s storage inside its root's (0 unless it is a band view)."""
+        return self.view_offsets.get(name, 0)

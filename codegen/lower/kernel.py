@@ -63,3 +63,6 @@ class KernelCall:
     # Partial overlap instead of the same address: the input may start this many bytes (or
     # more) above the output, the kernel only overwriting input it has consumed (convolution).
     inplace_overlap: int | None = None
+    # Variables the kernel's template is rendered with, for a kernel generated per call site
+    # (a fused chain: kernel "<template stem>__<digest>"); () for the fixed kernels.
+    template_vars: tuple = ()

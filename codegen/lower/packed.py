@@ -160,3 +160,65 @@ def _depthwise_mve(node: Node, ctx, params: dict, w: np.ndarray) -> None:
              [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", taps, "int8"),
               ctx.tensor(node.outputs[0]), ScratchArg(depthwise_rows_bytes(params, vector=1))],
              headers=MVE_HEADERS)
+
+
+# -- neon, neon_dotprod (AArch64) --------------------------------------------------------------
+
+NEON_HEADERS = ("kiln_neon_s8.h",)
+NEON_MLA_PAIRS, NEON_MLA, NEON_SDOT = 0, 1, 2  # the kernels' `mode` (runtime_c/kiln_neon_s8.h)
+
+
+def _neon_gemm_fields(node: Node, ctx, rows: np.ndarray, variant: str, fc_per_tensor: bool = False):
+    """How the register tile multiplies, its weights and the output stage's table (Helium's
+    layout): SDOT on blocks of eight rows (repack.sdot_gemm_blocks), or SMULL/SMLAL2 on
+    Helium's blocks of four rows (16 bytes of each in turn), products summed in int16 pairs
+    unless a weight is -128 (two products of 128 * 128 overflow int16)."""
+    p, folded = _quant(node, ctx, rows, fc_per_tensor)
+    if variant == "neon_dotprod":
+        mode, block, packed = NEON_SDOT, 8, repack.sdot_gemm_blocks(rows)
+    else:
+        mode = NEON_MLA if (np.asarray(rows) == -128).any() else NEON_MLA_PAIRS
+        block, packed = 4, repack.mve_gemm_rows(rows)
+    table = repack.mve_requant(folded, p.multiplier, p.shift, repack.round_up(rows.shape[0], block))
+    fields = {"output_zp": p.output_zp, "act_min": p.act_min, "act_max": p.act_max,
+              "rq": ctx.constant(node, "rq", table, "int32"), "k16": repack.round_up(rows.shape[1], 16),
+              "mode": mode}
+    return p, fields, ctx.constant(node, "w", packed, "int8")
+
+
+def _conv2d_neon(node: Node, ctx, params: dict, w: np.ndarray) -> None:
+    """Four pixels' windows (im2col, or the input itself for a pointwise layer with 16k
+    channels) against blocks of four output channels: a 4x4 register tile."""
+    rows = w.reshape(w.shape[0], -1)
+    p, fields, packed = _neon_gemm_fields(node, ctx, rows, ctx.kernel_variant("conv2d_s8"))
+    ctx.call(node, "conv2d_s8", {**params, **fields, "input_zp": p.input_zp},
+             [ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0]), ScratchArg(4 * fields["k16"])],
+             headers=NEON_HEADERS)
+
+
+def _fully_connected_neon(node: Node, ctx, params: dict, w: np.ndarray) -> None:
+    """Four input rows at a time (copied to zero-padded scratch unless their length is a
+    multiple of 16) against blocks of four output channels."""
+    _, fields, packed = _neon_gemm_fields(node, ctx, w, ctx.kernel_variant("fully_connected_s8"),
+                                          fc_per_tensor=True)
+    scratch = ScratchArg(4 if fields["k16"] == w.shape[1] else 4 * fields["k16"])
+    ctx.call(node, "fully_connected_s8", {**params, **fields},
+             [ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0]), scratch], headers=NEON_HEADERS)
+
+
+for _variant in ("neon", "neon_dotprod"):
+    _lowering("conv2d_s8", _variant)(_conv2d_neon)
+    _lowering("fully_connected_s8", _variant)(_fully_connected_neon)
+
+
+@_lowering("depthwise_conv2d_s8", "neon")
+def _depthwise_neon(node: Node, ctx, params: dict, w: np.ndarray) -> None:
+    """Weights as stored; scratch: a row of input_zp (what padding taps read), then per tap
+    of the window a pointer and an offset."""
+    taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
+    p, out = _mve_requant(node, ctx, taps.T)
+    zp_row = repack.round_up(params["in_c"], 16)
+    fields = {"input_zp": p.input_zp, "zp_row_bytes": zp_row, "pairs": not (taps == -128).any()}
+    ctx.call(node, "depthwise_conv2d_s8", {**params, **out, **fields},
+             [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", taps, "int8"), ctx.tensor(node.outputs[0]),
+              ScratchArg(zp_row + (8 + 4) * params["k_h"] * params["k_w"])], headers=NEON_HEADERS)

@@ -12,7 +12,10 @@ from codegen.resources import TEMPLATES
 
 
 def kernel_template(kernel: str, variants: tuple[str, ...]) -> str:
-    """The template path of `kernel` for the most specific variant that has one."""
+    """The template path of `kernel` for the most specific variant that has one.
+
+    A generated kernel `<stem>__<digest>` (one per fused chain) renders the template `<stem>`."""
+    kernel = kernel.split("__", 1)[0]
     for variant in variants:
         rel = f"kernels/{variant}/{kernel}.c.j2"
         if (TEMPLATES / rel).is_file():

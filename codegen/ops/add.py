@@ -6,7 +6,9 @@ headroom (per-input multiplier and shift), summed, rescaled to the output, clamp
 
 import numpy as np
 
+from codegen.ir.types import INTEGER_DTYPES
 from codegen.ops.binary import BinaryOp, add_sub_c_params
+from codegen.ops.broadcast_binary import kernel_names
 from codegen.ops.registry import register
 from codegen.quant import add_int8, add_sub_params
 
@@ -14,7 +16,7 @@ from codegen.quant import add_int8, add_sub_params
 @register
 class Add(BinaryOp):
     name = "Add"
-    kernels = ("add_f32", "add_bcast_s8")
+    kernels = ("add_f32", "add_bcast_s8", *kernel_names("add", INTEGER_DTYPES))
     numpy_fn = staticmethod(np.add)
     kernel_stem = "add"
 

@@ -1,7 +1,8 @@
 """Elementwise binary ops with numpy broadcasting (Add, Sub, Mul): the shared part.
 
 float32: one loop over up to four coalesced dimensions with per-input strides.
-int8: TFLite's fixed-point arithmetic (codegen.quant), inputs and output per-tensor quantized;
+Plain integers (no quantization parameters): wrapping arithmetic, one kernel per dtype.
+int8 with quantization: TFLite's fixed-point arithmetic (codegen.quant), inputs and output per-tensor quantized;
 the same broadcasting loop calls the per-element function of runtime_c/kiln_quant.h with the
 constants TFLM's Prepare would compute. TFLM's broadcasting kernels apply the same function to
 every element, so walking the broadcast differently does not change a single bit.
@@ -16,7 +17,9 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.lower.context import LowerContext
+from codegen.ir.types import INTEGER_DTYPES
 from codegen.lower.inplace import allow_elementwise_inplace
+from codegen.ops.broadcast_binary import SUFFIX
 from codegen.ops.common import (apply_float_activation, broadcast_plan, broadcast_shape,
                                 check_activation, float_activation, quant_of, require_dtypes)
 from codegen.ops.registry import Op, OpKind
@@ -39,11 +42,19 @@ class BinaryOp(Op):
         return [(a.dtype, broadcast_shape(node, a.shape, b.shape))]
 
     @classmethod
+    def is_quantized(cls, node: Node, g: Graph) -> bool:
+        """int8 with quantization parameters (TFLite's arithmetic), not a plain integer tensor."""
+        return g.values[node.inputs[0]].dtype == "int8" and any(
+            g.values[n].quant is not None for n in (*node.inputs, node.outputs[0]))
+
+    @classmethod
     def check(cls, node: Node, g: Graph) -> None:
-        dtype = require_dtypes(node, g, ("float32", "int8"))
-        check_activation(node)
-        if dtype == "int8":
+        require_dtypes(node, g, ("float32", *INTEGER_DTYPES))
+        act = check_activation(node)
+        if cls.is_quantized(node, g):
             cls.check_int8(node, g)
+        elif g.values[node.inputs[0]].dtype != "float32" and act != "none":
+            raise KilnError(f"integer {node.op} has no fused activation ('{act}')", node=node.name)
 
     @classmethod
     def check_int8(cls, node: Node, g: Graph) -> None:
@@ -87,8 +98,12 @@ class BinaryOp(Op):
     @classmethod
     def reference(cls, node, args, g):
         a, b = args
-        if a.dtype == np.int8:
+        if cls.is_quantized(node, g):
             return [cls.reference_int8(node, a, b, g)]
+        if a.dtype != np.float32:  # plain integers wrap around
+            with np.errstate(all="ignore"):
+                out = cls.numpy_fn(a, b).astype(a.dtype)
+            return [np.ascontiguousarray(np.broadcast_to(out, g.values[node.outputs[0]].shape))]
         return [apply_float_activation(cls.numpy_fn(a, b).astype(np.float32), node)]
 
     @classmethod
@@ -107,13 +122,17 @@ class BinaryOp(Op):
     @classmethod
     def lower(cls, node, ctx):
         a, b = node.inputs
-        if ctx.g.values[a].dtype == "float32":
+        dtype = ctx.g.values[a].dtype
+        if dtype == "float32":
             lo, hi = float_activation(node)
             params = {**cls.loop_params(node, ctx), "act_min": lo, "act_max": hi}
             allow_elementwise_inplace(ctx, ctx.call(node, f"{cls.kernel_stem}_f32", params,
                      [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])]))
-        else:
+        elif cls.is_quantized(node, ctx.g):
             cls.lower_int8(node, ctx)
+        else:  # the wrapping integer kernels of templates/kernels/reference/_int_arith.c.j2
+            allow_elementwise_inplace(ctx, ctx.call(node, f"{cls.kernel_stem}_{SUFFIX[dtype]}",
+                     cls.loop_params(node, ctx), [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])]))
 
     @classmethod
     def lower_int8(cls, node: Node, ctx: LowerContext) -> None:

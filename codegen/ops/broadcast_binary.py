@@ -3,26 +3,31 @@ Pow, Minimum, Maximum, Mod, PRelu), comparisons (Equal, Less, ...) and logic (An
 
 Each op's template is one line naming its C expression of `a[i3 * sa]` and `b[i3 * sb]` for
 the shared loop of `_broadcast2.c.j2`, so that no C is copied between ops; one kernel per
-input dtype, `<stem>_f32`, `_i8`, `_u8`, `_i16`, `_i32`, `_i64` or `_b8`. bool tensors hold one byte per element,
+input dtype, `<stem>_f32`, `_i8`, `_u8`, `_i16`, `_u16`, `_i32`, `_u32`, `_i64`, `_u64` or `_b8`. bool tensors hold one byte per element,
 0 or 1 (uint8_t in C).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Sequence
 
 import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
+from codegen.ir.types import INTEGER_DTYPES
 from codegen.lower.context import LowerContext
 from codegen.ops.common import broadcast_plan, broadcast_shape
 from codegen.ops.registry import Op, OpKind
 
-SUFFIX = {"float32": "f32", "int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "int64": "i64", "bool": "b8"}
-CTYPE = {"f32": "float", "i8": "int8_t", "u8": "uint8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
-         "b8": "uint8_t"}
-INTEGERS = ("int8", "uint8", "int16", "int32", "int64")
+SUFFIX = {"float32": "f32", "int8": "i8", "uint8": "u8", "int16": "i16", "uint16": "u16", "int32": "i32",
+          "uint32": "u32", "int64": "i64", "uint64": "u64", "bool": "b8"}
+INTEGERS = INTEGER_DTYPES
+
+
+def kernel_names(stem: str, dtypes: Sequence[str]) -> tuple[str, ...]:
+    """The kernels `<stem>_f32`, `<stem>_i8`, ... of an op computing these input dtypes."""
+    return tuple(f"{stem}_{SUFFIX[d]}" for d in dtypes)
 
 
 class BroadcastBinaryOp(Op):

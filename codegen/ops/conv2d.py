@@ -12,6 +12,7 @@ from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.lower.inplace import allow_conv_overlap
 from codegen.lower.packed import lower_packed
+from codegen.lower.repack_f32 import lower_neon_f32, reference_weights
 from codegen.ops.common import apply_float_activation, check_activation, float_activation, require_dtypes
 from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
 from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
@@ -107,12 +108,15 @@ class Conv2D(Op):
         params = {**geom.params(), "in_c": wv.shape[3], "out_c": channels}
         if g.values[x].dtype == "int8" and lower_packed(node, ctx, "conv2d_s8", params, wv.data):
             return  # a fast variant with repacked weights (codegen/lower/packed.py)
-        ins = [ctx.tensor(x), ctx.tensor(w)]
         if g.values[x].dtype == "float32":
             params["act_min"], params["act_max"] = float_activation(node)
+            if lower_neon_f32(node, ctx, "conv2d_f32", params):
+                return  # NEON kernels reading packed weight panels (codegen/lower/repack_f32.py)
+            w_arg, params["w_oc_stride"] = reference_weights(node, ctx)
             allow_conv_overlap(ctx, ctx.call(node, "conv2d_f32", params,
-                     ins + [float_bias_arg(node, ctx, channels), ctx.tensor(node.outputs[0])]))
+                     [ctx.tensor(x), w_arg, float_bias_arg(node, ctx, channels), ctx.tensor(node.outputs[0])]))
             return
+        ins = [ctx.tensor(x), ctx.tensor(w)]
         int8_params, bias = lower_int8_linear(node, ctx, channels, wv.data.reshape(channels, -1))
         allow_conv_overlap(ctx, ctx.call(node, "conv2d_s8", {**params, **int8_params},
                  ins + [bias, ctx.tensor(node.outputs[0])], headers=("kiln_quant.h",)))

@@ -1,4 +1,4 @@
-"""Running sums and products along one axis (CumSum, CumProd): the shared part. float32.
+"""Running sums and products along one axis (CumSum, CumProd): the shared part. float32 and the integers (wrapping).
 
 `exclusive` leaves each element out of its own result (the first one is the identity);
 `reverse` runs from the end of the axis. The tensor is walked as [outer, depth, inner]
@@ -12,6 +12,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from codegen.ir.types import INTEGER_DTYPES
+from codegen.ops.broadcast_binary import SUFFIX, kernel_names
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind
 from codegen.ops.softmax import normalized_axis, row_geometry
@@ -24,7 +26,7 @@ class CumulativeOp(Op):
     numpy_fn: ClassVar = None
     identity: ClassVar[float]
     is_product: ClassVar[bool]
-    kernels = ("cumulative_f32",)
+    kernels = kernel_names("cumulative", ("float32", *INTEGER_DTYPES))
 
     @classmethod
     def infer(cls, node, ins):
@@ -34,7 +36,7 @@ class CumulativeOp(Op):
 
     @classmethod
     def check(cls, node, g):
-        require_dtypes(node, g, ("float32",))
+        require_dtypes(node, g, ("float32", *INTEGER_DTYPES))
 
     @classmethod
     def reference(cls, node, args, g):
@@ -44,13 +46,13 @@ class CumulativeOp(Op):
         if node.attrs["exclusive"]:
             first = np.full_like(np.take(y, [0], axis=axis), cls.identity)
             y = np.concatenate([first, np.take(y, np.arange(y.shape[axis] - 1), axis=axis)], axis=axis)
-        y = cls.numpy_fn(y, axis=axis, dtype=np.float32)
+        y = cls.numpy_fn(y, axis=axis, dtype=x.dtype)
         return [np.ascontiguousarray(np.flip(y, axis) if node.attrs["reverse"] else y)]
 
     @classmethod
     def lower(cls, node, ctx):
         x, out = node.inputs[0], node.outputs[0]
         geo = row_geometry(node, ctx.g.values[x].shape)
-        ctx.call(node, "cumulative_f32", {**geo, "product": cls.is_product, "exclusive": bool(node.attrs["exclusive"]),
-                                          "reverse": bool(node.attrs["reverse"])},
-                 [ctx.tensor(x), ctx.tensor(out)])
+        params = {**geo, "product": cls.is_product, "exclusive": bool(node.attrs["exclusive"]),
+                  "reverse": bool(node.attrs["reverse"])}
+        ctx.call(node, f"cumulative_{SUFFIX[ctx.g.values[x].dtype]}", params, [ctx.tensor(x), ctx.tensor(out)])

@@ -13,6 +13,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.lower.packed import lower_packed
+from codegen.lower.repack_f32 import lower_neon_f32, reference_weights
 from codegen.ops.common import apply_float_activation, float_activation, require_dtypes
 from codegen.ops.conv2d import check_float_linear, float_bias_arg
 from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
@@ -87,12 +88,15 @@ class FullyConnected(Op):
         params = {"batches": g.values[x].size // k, "in_k": k, "out_c": out_c}
         if g.values[x].dtype == "int8" and lower_packed(node, ctx, "fully_connected_s8", params, wv.data):
             return  # a fast variant with repacked weights (codegen/lower/packed.py)
-        ins = [ctx.tensor(x), ctx.tensor(w)]
         if g.values[x].dtype == "float32":
             params["act_min"], params["act_max"] = float_activation(node)
+            if lower_neon_f32(node, ctx, "fully_connected_f32", params):
+                return  # NEON kernels reading packed weight panels (codegen/lower/repack_f32.py)
+            w_arg, params["w_oc_stride"] = reference_weights(node, ctx)
             ctx.call(node, "fully_connected_f32", params,
-                     ins + [float_bias_arg(node, ctx, out_c), ctx.tensor(node.outputs[0])])
+                     [ctx.tensor(x), w_arg, float_bias_arg(node, ctx, out_c), ctx.tensor(node.outputs[0])])
             return
+        ins = [ctx.tensor(x), ctx.tensor(w)]
         int8_params, bias = lower_int8_linear(node, ctx, out_c, wv.data, fc_per_tensor=True)
         del int8_params["input_zp"]  # no padding: the bias holds the whole input offset
         ctx.call(node, "fully_connected_s8", {**params, **int8_params},

@@ -1,6 +1,6 @@
 """Less: a < b elementwise with broadcasting (ONNX Less, TFLite LESS); bool result.
 
-Input dtypes: float32, int8, uint8, int16, int32, int64.
+Input dtypes: float32 and the integers.
 The kernels are the shared loop of `_broadcast2.c.j2` with this op's C expression.
 """
 
@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.broadcast_binary import BoolResultOp
+from codegen.ops.broadcast_binary import INTEGERS, BoolResultOp, kernel_names
 from codegen.ops.registry import register
 
 
 @register
 class Less(BoolResultOp):
     name = "Less"
-    kernels = ("less_f32", "less_i8", "less_u8", "less_i16", "less_i32", "less_i64")
     kernel_stem = "less"
-    dtypes = ("float32", "int8", "uint8", "int16", "int32", "int64")
+    dtypes = ("float32", *INTEGERS)
+    kernels = kernel_names("less", dtypes)
     numpy_fn = staticmethod(np.less)

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.broadcast_binary import INTEGERS, BroadcastBinaryOp
+from codegen.ops.broadcast_binary import INTEGERS, BroadcastBinaryOp, kernel_names
 from codegen.ops.registry import register
 
 
 @register
 class Maximum(BroadcastBinaryOp):
     name = "Maximum"
-    kernels = ("maximum_f32", "maximum_i8", "maximum_u8", "maximum_i16", "maximum_i32", "maximum_i64")
     dtypes = ("float32", *INTEGERS)
+    kernels = kernel_names("maximum", dtypes)
     kernel_stem = "maximum"
     numpy_fn = staticmethod(np.maximum)

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.broadcast_binary import INTEGERS, BroadcastBinaryOp
+from codegen.ops.broadcast_binary import INTEGERS, BroadcastBinaryOp, kernel_names
 from codegen.ops.registry import register
 
 
 @register
 class Minimum(BroadcastBinaryOp):
     name = "Minimum"
-    kernels = ("minimum_f32", "minimum_i8", "minimum_u8", "minimum_i16", "minimum_i32", "minimum_i64")
     dtypes = ("float32", *INTEGERS)
+    kernels = kernel_names("minimum", dtypes)
     kernel_stem = "minimum"
     numpy_fn = staticmethod(np.minimum)

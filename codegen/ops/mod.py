@@ -1,14 +1,15 @@
-"""Mod: remainder of a / b with broadcasting (ONNX Mod); float32.
+"""Mod: remainder of a / b with broadcasting (ONNX Mod); float32 and the integers.
 
-`fmod=1`: C's fmodf, the sign of the dividend (kernel fmod_f32). `fmod=0`: Python's %, the
-sign of the divisor (kernel mod_f32: fmodf, then + b when the signs differ), as numpy.mod.
+`fmod=1`: C's fmodf / %, the sign of the dividend (kernels fmod_*). `fmod=0`: Python's %, the
+sign of the divisor (kernels mod_*: the C remainder, then + b when the signs differ), as
+numpy.mod. An integer x % 0 gives 0, as numpy's does.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.broadcast_binary import BroadcastBinaryOp
+from codegen.ops.broadcast_binary import INTEGERS, SUFFIX, BroadcastBinaryOp, kernel_names
 from codegen.ops.registry import register
 
 
@@ -16,14 +17,20 @@ from codegen.ops.registry import register
 class Mod(BroadcastBinaryOp):
     name = "Mod"
     attributes = {"fmod": 0}
-    kernels = ("fmod_f32", "mod_f32")
+    dtypes = ("float32", *INTEGERS)
+    kernels = kernel_names("fmod", dtypes) + kernel_names("mod", dtypes)
     kernel_stem = "mod"
     headers = ("math.h",)
 
     @classmethod
     def kernel(cls, node, dtype):
-        return "fmod_f32" if node.attrs["fmod"] else "mod_f32"
+        return f"{'fmod' if node.attrs['fmod'] else 'mod'}_{SUFFIX[dtype]}"
 
     @classmethod
     def fn(cls, node, a, b):
+        if a.dtype != np.float32:
+            a, b = np.broadcast_arrays(a, b)
+            b_safe = np.where(b == 0, 1, b)
+            r = np.fmod(a, b_safe) if node.attrs["fmod"] else np.mod(a, b_safe)
+            return np.where(b == 0, 0, r).astype(a.dtype)
         return np.fmod(a, b) if node.attrs["fmod"] else np.mod(a, b)

@@ -6,7 +6,9 @@ s_a * s_b / s_out, plus the output zero point, clamped to the fused activation.
 
 import numpy as np
 
+from codegen.ir.types import INTEGER_DTYPES
 from codegen.ops.binary import BinaryOp
+from codegen.ops.broadcast_binary import kernel_names
 from codegen.ops.registry import register
 from codegen.quant import mul_int8, mul_params
 
@@ -14,7 +16,7 @@ from codegen.quant import mul_int8, mul_params
 @register
 class Mul(BinaryOp):
     name = "Mul"
-    kernels = ("mul_f32", "mul_bcast_s8")
+    kernels = ("mul_f32", "mul_bcast_s8", *kernel_names("mul", INTEGER_DTYPES))
     numpy_fn = staticmethod(np.multiply)
     kernel_stem = "mul"
 

@@ -6,7 +6,9 @@ but its rescale factors are computed in float32 (TFLM's CalculateOpDataSub), not
 
 import numpy as np
 
+from codegen.ir.types import INTEGER_DTYPES
 from codegen.ops.binary import BinaryOp, add_sub_c_params
+from codegen.ops.broadcast_binary import kernel_names
 from codegen.ops.registry import register
 from codegen.quant import add_sub_params, sub_int8
 
@@ -14,7 +16,7 @@ from codegen.quant import add_sub_params, sub_int8
 @register
 class Sub(BinaryOp):
     name = "Sub"
-    kernels = ("sub_f32", "sub_bcast_s8")
+    kernels = ("sub_f32", "sub_bcast_s8", *kernel_names("sub", INTEGER_DTYPES))
     numpy_fn = staticmethod(np.subtract)
     kernel_stem = "sub"
 

@@ -1,5 +1,5 @@
 """TopK: the k largest (or smallest) elements along `axis`, in order, and their int64 indices
-(ONNX TopK, TFLite TOPK_V2); float32 values.
+(ONNX TopK, TFLite TOPK_V2); float32 and integer values (not quantized int8).
 
 Equal values keep the lower index first (ONNX's rule). The kernel selects one element at a
 time (k passes over the axis, marking taken positions in a scratch byte per element), fine
@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
+from codegen.ir.types import INTEGER_DTYPES
 from codegen.lower.kernel import ScratchArg
+from codegen.ops.broadcast_binary import SUFFIX, kernel_names
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.softmax import normalized_axis, row_geometry
@@ -23,7 +25,7 @@ class TopK(Op):
     kind = OpKind.OPAQUE
     attributes = {"k": 1, "axis": -1, "largest": True}
     arity = (1, 1)
-    kernels = ("topk_f32",)
+    kernels = kernel_names("topk", ("float32", *INTEGER_DTYPES))
 
     @classmethod
     def infer(cls, node, ins):
@@ -37,13 +39,14 @@ class TopK(Op):
 
     @classmethod
     def check(cls, node, g):
-        require_dtypes(node, g, ("float32",))
+        require_dtypes(node, g, ("float32", *INTEGER_DTYPES))
 
     @classmethod
     def reference(cls, node, args, g):
         (x,) = args
         axis = normalized_axis(node, x.ndim)
-        order = np.argsort(-x if node.attrs["largest"] else x, axis=axis, kind="stable")
+        descending = -x if x.dtype == np.float32 else ~x  # ~ reverses integer order without overflow
+        order = np.argsort(descending if node.attrs["largest"] else x, axis=axis, kind="stable")
         idx = np.take(order, np.arange(int(node.attrs["k"])), axis=axis)
         return [np.take_along_axis(x, idx, axis=axis), idx.astype(np.int64)]
 
@@ -51,5 +54,6 @@ class TopK(Op):
     def lower(cls, node, ctx):
         x = node.inputs[0]
         geo = row_geometry(node, ctx.g.values[x].shape)
-        ctx.call(node, "topk_f32", {**geo, "k": int(node.attrs["k"]), "largest": bool(node.attrs["largest"])},
+        params = {**geo, "k": int(node.attrs["k"]), "largest": bool(node.attrs["largest"])}
+        ctx.call(node, f"topk_{SUFFIX[ctx.g.values[x].dtype]}", params,
                  [ctx.tensor(x), ctx.tensor(node.outputs[0]), ctx.tensor(node.outputs[1]), ScratchArg(geo["depth"])])

@@ -1,17 +1,19 @@
-"""Boards are data: boards/<name>.toml (core, QEMU machine, memory map, budget), read into `Board`.
+"""Boards are data: boards/<name>.toml (core, memory map, budget, flasher), read into `Board`.
 
-A board is where a target's firmware runs: the emulated MPS2/MPS3 boards for Cortex-M. The
-memory regions are the ones QEMU maps; the firmware's linker script is generated from them
-(boards/cortex_m/link.ld.j2).
+A board is where a target's code runs: the emulated MPS2/MPS3 boards (and the micro:bit) that
+`kiln verify` runs Cortex-M firmware on, and real boards that `kiln build --board` writes a
+project for. A bare-metal board's linker script is generated from its memory map
+(boards/cortex_m/link.ld.j2); a Linux board runs an executable and has no memory map to link to.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from codegen.errors import KilnError
 from codegen.resources import BOARDS
+from codegen.targets import Target
 
 
 @dataclass(frozen=True)
@@ -34,15 +36,32 @@ class Board:
     name: str
     description: str
     core: str
-    qemu_machine: str  # qemu-system-arm -M
-    qemu_cpu: str  # qemu-system-arm -cpu (the machine accepts only its own core)
+    qemu_machine: str | None  # qemu-system-arm -M; None: a real board only
+    qemu_cpu: str | None  # qemu-system-arm -cpu (the machine accepts only its own core)
     stack_bytes: int
-    flash: MemoryRegion  # code, constants (and the vector table when `vectors` is None)
+    flash: MemoryRegion | None  # code, constants (and the vector table when `vectors` is None); None on Linux
     vectors: MemoryRegion | None  # where the core boots, when that is not the start of `flash`
     ram: MemoryRegion  # data, bss, stack
     ext: MemoryRegion | None  # test-harness samples only; None: they go to flash
     flash_budget: int  # bytes a firmware may use: text + rodata + data
     ram_budget: int  # data + bss + stack
+    target: str | None = None  # the Kiln target `kiln build --board` compiles for by default
+    system: str = "bare-metal"  # or "linux": an executable, run by the OS
+    cflags: tuple[str, ...] = ()  # replace the target's flag of the same option (-mfpu=...)
+    boot2: MemoryRegion | None = None  # a second-stage boot loader's place at the start of flash
+    flasher: Flasher | None = None
+    notes: str = ""  # what a user must know before flashing (shown in the project's Makefile)
+
+
+@dataclass(frozen=True)
+class Flasher:
+    """How `make flash` puts the image on the board: `command` is one shell line of the project's
+    Makefile ($(ELF), $(HEX), $(BIN) name the images; `variables` are Makefile defaults the user
+    overrides, like the mount point of a USB drive or an SSH host)."""
+
+    tool: str  # openocd, pyocd, picotool, copy, scp
+    command: str
+    variables: tuple[tuple[str, str], ...] = ()
 
 
 def available_boards() -> list[str]:
@@ -64,21 +83,45 @@ def load_board(name: str) -> Board:
     if not path.is_file():
         raise KilnError(f"unknown board '{name}' (known: {', '.join(available_boards())})")
     data = tomllib.loads(path.read_text())
+    system = data.get("system", "bare-metal")
     flash, ram = _region(data, "flash", name), _region(data, "ram", name)
-    if flash is None or ram is None:
+    if ram is None or (flash is None and system != "linux"):
         raise KilnError("a board needs [memory.flash] and [memory.ram]", where=str(path))
     budget = data.get("budget", {})
     return Board(
         name=name,
         description=data["description"],
         core=data["core"],
-        qemu_machine=data["qemu_machine"],
-        qemu_cpu=data["qemu_cpu"],
-        stack_bytes=int(data["stack_bytes"]),
+        qemu_machine=data.get("qemu_machine"),
+        qemu_cpu=data.get("qemu_cpu"),
+        stack_bytes=int(data.get("stack_bytes", 0)),
         flash=flash,
         vectors=_region(data, "vectors", name),
         ram=ram,
         ext=_region(data, "ext", name),
-        flash_budget=int(budget.get("flash_bytes", flash.length)),
+        flash_budget=int(budget.get("flash_bytes", flash.length if flash else 0)),
         ram_budget=int(budget.get("ram_bytes", ram.length)),
+        target=data.get("target"),
+        system=system,
+        cflags=tuple(data.get("cflags", [])),
+        boot2=_region(data, "boot2", name),
+        flasher=_flasher(data.get("flash"), str(path)),
+        notes=data.get("notes", "").strip(),
     )
+
+
+def _flasher(data: dict | None, where: str) -> Flasher | None:
+    if data is None:
+        return None
+    try:
+        return Flasher(data["tool"], data["command"], tuple(sorted(data.get("variables", {}).items())))
+    except KeyError as err:
+        raise KilnError(f"[flash] lacks {err}", where=where) from None
+
+
+def board_target(target: Target, board: Board) -> Target:
+    """`target` with the board's own flags: `-mfpu=fpv5-sp-d16` on a board whose Cortex-M7 has a
+    single-precision FPU replaces the target's `-mfpu=fpv5-d16`."""
+    options = {f.split("=")[0] for f in board.cflags}
+    kept = tuple(f for f in target.cflags if f.split("=")[0] not in options)
+    return replace(target, cflags=(*kept, *board.cflags))

@@ -17,6 +17,7 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
+from codegen.emit.render import model_sources, write_generated
 from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES, np_dtype
 from codegen.resources import BOARDS, TEMPLATES
@@ -62,6 +63,7 @@ class HarnessCtx:
     outputs: tuple[HarnessIO, ...]
     output_file: str = OUTPUT_FILE
     samples_file: str = SAMPLES_FILE
+    blob_file: str | None = None  # --weights blob: linked in and loaded before the first sample
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,8 @@ def harness_context(manifest: dict, board: Board, count: int) -> HarnessCtx:
         inputs.append(spec)
         offset = _align(offset + spec.elements * np_dtype(spec.dtype).itemsize, SAMPLE_ALIGN)
     return HarnessCtx(name=manifest["name"], board=board.name, count=count, sample_bytes=max(offset, SAMPLE_ALIGN),
-                      inputs=tuple(inputs), outputs=tuple(io(e, 0) for e in manifest["outputs"]))
+                      inputs=tuple(inputs), outputs=tuple(io(e, 0) for e in manifest["outputs"]),
+                      blob_file=manifest.get("weights", {}).get("blob_file"))
 
 
 def samples_blob(h: HarnessCtx, samples: list[dict[str, np.ndarray]]) -> bytes:
@@ -200,8 +203,8 @@ def build_firmware(files: dict[str, str], name: str, target: Target, samples: li
                         f"(and libnewlib-arm-none-eabi)")
     manifest = json.loads(files[f"{name}.manifest.json"])
     h = harness_context(manifest, board, len(samples))
-    for fname, text in files.items():
-        (work / fname).write_text(text)
+    for fname, content in files.items():
+        write_generated(work / fname, content)
     (work / SAMPLES_FILE).write_bytes(samples_blob(h, samples))
     (work / "harness_main.c").write_text(_ENV.get_template("harness/cortex_m_main.c.j2").render(h=h))
     (work / "kiln_samples.S").write_text(_ENV.get_template("harness/cortex_m_samples.S.j2").render(h=h))
@@ -212,7 +215,7 @@ def build_firmware(files: dict[str, str], name: str, target: Target, samples: li
     profiling = ["-include", "kiln_profile.h"] if profile else []
     base = [cc, *target.cflags, *SECTION_FLAGS, *includes, *profiling]
     model_objs = []
-    for src in (f"{name}.c", f"{name}_weights.c"):
+    for src in model_sources(files, name):
         obj = work / (Path(src).stem + ".o")
         _run([*base, *STRICT_FLAGS, "-c", src, "-o", str(obj)], work)
         model_objs.append(obj)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from codegen.emit.render import render_harness
+from codegen.emit.render import model_sources, render_harness, write_generated
 from codegen.errors import KilnError
 from codegen.ir.types import np_dtype
 from codegen.verify.toolchain import SANITIZE_FLAGS, compile_c
@@ -24,19 +24,20 @@ def _io(manifest: dict) -> tuple[list[dict], list[dict]]:
 def build_host(files: dict[str, str], name: str, work: Path, *, cflags: tuple[str, ...] = ("-O2",),
                sanitize: bool = False, cc: str = "gcc") -> Path:
     """Write the generated files and a harness into `work`, compile, return the executable."""
-    for fname, text in files.items():
-        (work / fname).write_text(text)
+    for fname, content in files.items():
+        write_generated(work / fname, content)
     (work / "harness_main.c").write_text(render_harness(files, name))
     flags = list(cflags) + (list(SANITIZE_FLAGS) if sanitize else [])
     exe = work / f"{name}_host"
-    compile_c(cc, [work / f"{name}.c", work / f"{name}_weights.c", work / "harness_main.c"], exe,
+    compile_c(cc, [*(work / src for src in model_sources(files, name)), work / "harness_main.c"], exe,
               flags, ["-lm"], work)
     return exe
 
 
-def run_samples(exe: Path, manifest: dict, samples: list[dict[str, np.ndarray]], work: Path
-                ) -> list[dict[str, np.ndarray]]:
-    """Run the harness on every sample at once; outputs by graph output name."""
+def run_samples(exe: Path, manifest: dict, samples: list[dict[str, np.ndarray]], work: Path,
+                launcher: tuple[str, ...] = ()) -> list[dict[str, np.ndarray]]:
+    """Run the harness on every sample at once (under `launcher`, e.g. qemu-aarch64, when
+    given); outputs by graph output name."""
     inputs, outputs = _io(manifest)
     with open(work / "inputs.bin", "wb") as f:
         for sample in samples:
@@ -46,7 +47,7 @@ def run_samples(exe: Path, manifest: dict, samples: list[dict[str, np.ndarray]],
                     raise KilnError(f"input '{io['name']}' has {arr.size} elements, the model takes "
                                     f"shape {io['shape']}")
                 f.write(np.ascontiguousarray(arr).tobytes())
-    proc = subprocess.run([str(exe), "inputs.bin", "outputs.bin", str(len(samples))], cwd=work,
+    proc = subprocess.run([*launcher, str(exe), "inputs.bin", "outputs.bin", str(len(samples))], cwd=work,
                           capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     if proc.returncode != 0:
         raise RuntimeError(f"generated code failed (exit {proc.returncode}): {proc.stderr[-4000:]}")

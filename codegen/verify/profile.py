@@ -79,6 +79,17 @@ def split_marks(text: str, calls: int, samples: int) -> list[list[int]]:
     return [marks[k * per:(k + 1) * per] for k in range(samples)]
 
 
+def call_profiles(groups: list[dict], target: Target, per_sample: list[list[int]]) -> tuple[CallProfile, ...]:
+    """The instructions of each kernel call (`groups`: the manifest's fusion groups) from the
+    counts at the markers of each sample (split_marks)."""
+    return tuple(
+        CallProfile(index=k, call=g["call"], kernel=g["kernel"],
+                    variant=kernel_template(g["kernel"], target.variants).split("/")[1],
+                    nodes=tuple(g["nodes"]),
+                    instructions=tuple(m[k + 1] - m[k] for m in per_sample))
+        for k, g in enumerate(groups))
+
+
 def profile_generated(files: dict[str, str], name: str, manifest: dict, target: Target,
                       samples: list[dict[str, np.ndarray]], *, plugin: Path | None = None) -> Profile:
     """Run the generated code on the samples under the counting plugin."""
@@ -89,12 +100,7 @@ def profile_generated(files: dict[str, str], name: str, manifest: dict, target: 
         so = plugin if plugin is not None else build_plugin(work)
         run = run_firmware(fw, work, plugin=[str(so), f"out={work / MARKS_FILE}"])
         per_sample = split_marks((work / MARKS_FILE).read_text(), len(groups), len(samples))
-    calls = tuple(
-        CallProfile(index=k, call=g["call"], kernel=g["kernel"],
-                    variant=kernel_template(g["kernel"], target.variants).split("/")[1],
-                    nodes=tuple(g["nodes"]),
-                    instructions=tuple(m[k + 1] - m[k] for m in per_sample))
-        for k, g in enumerate(groups))
+    calls = call_profiles(groups, target, per_sample)
     return Profile(target=target.name, board=fw.board.name, samples=len(samples), calls=calls,
                    totals=tuple(m[-1] - m[0] for m in per_sample), model_sizes=fw.model_sizes,
                    firmware_sizes=fw.firmware_sizes, stack_bytes=run.stack_bytes,
@@ -105,11 +111,16 @@ def profile_generated(files: dict[str, str], name: str, manifest: dict, target: 
 
 def profile_model(model: Path, options: CompileOptions, *, samples: int = 1, seed: int = 0,
                   plugin: Path | None = None) -> Profile:
-    if options.target.runner != "qemu-system":
+    if options.target.runner not in ("qemu-system", "qemu-user"):
         raise KilnError(f"kiln profile counts instructions on an emulated board; target '{options.target.name}' "
-                        f"has none (use a cortex-m target)")
+                        f"has none (use a cortex-m or cortex-a target)")
     build = compile_model(model, options)
     inputs = random_samples(build.manifest["inputs"], samples, seed)
+    if options.target.runner == "qemu-user":
+        from codegen.verify import qemu_user
+
+        return qemu_user.profile_generated(build.files, build.name, build.manifest, options.target, inputs,
+                                           plugin=plugin)
     return profile_generated(build.files, build.name, build.manifest, options.target, inputs, plugin=plugin)
 
 
@@ -135,6 +146,10 @@ def format_profile(p: Profile, model_name: str) -> str:
     lines.append(f"  model: flash {m.flash:,} B (text {m.text:,}, rodata {m.rodata:,}, data {m.data:,}; "
                  f"weights {p.weights_bytes:,}), RAM {m.ram:,} B (data {m.data:,}, bss {m.bss:,}; "
                  f"arena {p.arena_bytes:,})")
+    if not p.flash_budget:  # a Linux executable (qemu-user): no board budget, no stack measure
+        lines.append(f"  executable (harness and C library included): text {f.text:,} B, rodata {f.rodata:,} B, "
+                     f"data {f.data:,} B, bss {f.bss:,} B")
+        return "\n".join(lines) + "\n"
     stack = f"stack used {p.stack_bytes:,} B of {p.stack_reserved:,}" if p.stack_bytes is not None else "stack unknown"
     lines.append(f"  firmware (harness and startup included): flash {f.flash:,} B of {p.flash_budget:,}, "
                  f"RAM {f.ram:,} B + {stack}, budget {p.ram_budget:,}")

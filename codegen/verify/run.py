@@ -27,6 +27,12 @@ def run_on_target(build: BuildResult, options: CompileOptions, samples: list[dic
         from codegen.verify import qemu
 
         return qemu.run_generated(build.files, build.name, samples, target)
+    if target.runner == "qemu-user":
+        if sanitize:
+            raise KilnError("--sanitize is available on the host target only")
+        from codegen.verify import qemu_user
+
+        return qemu_user.run_generated(build.files, build.name, samples, target)
     if target.runner != "host":
         raise KilnError(f"running on target '{target.name}' ({target.runner}) is not available yet")
     with tempfile.TemporaryDirectory(prefix="kiln-run-") as tmp:

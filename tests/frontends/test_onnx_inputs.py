@@ -94,7 +94,7 @@ def test_unsupported_ops_are_all_listed(tmp_path):
     path = save(om.unsupported(), tmp_path)
     with pytest.raises(UnsupportedOpsError) as info:
         load(path, {})
-    assert info.value.unsupported == [("Det", "det"), ("NonZero", "NonZero_2"),
+    assert info.value.unsupported == [("Bernoulli", "coin"), ("NonZero", "NonZero_2"),
                                       ("com.acme.Frob", "frob"), ("Unique", "uniq")]
     assert "4 unsupported operator(s)" in str(info.value)
 
@@ -102,7 +102,7 @@ def test_unsupported_ops_are_all_listed(tmp_path):
 def test_scan_lists_every_node_without_raising(tmp_path):
     ops = scan(save(om.unsupported(), tmp_path))
     assert [(o.op_type, o.node, o.supported) for o in ops] == [
-        ("Det", "det", False), ("Relu", "relu0", True), ("NonZero", "NonZero_2", False),
+        ("Bernoulli", "coin", False), ("Relu", "relu0", True), ("NonZero", "NonZero_2", False),
         ("com.acme.Frob", "frob", False), ("Unique", "uniq", False)]
     assert "com.acme" in ops[3].reason and "Unique" in ops[4].reason
     flat = scan_model(save(om.torch_flatten(), tmp_path, "flat.onnx"))

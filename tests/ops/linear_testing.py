@@ -13,19 +13,20 @@ from codegen.ir import Graph, GraphBuilder, Quant
 
 def int8_layer(op: str, x_shape: Sequence[int], w_shape: Sequence[int], *, seed: int = 0,
                in_zp: int = -5, per_channel: bool = True, bias: bool = True,
-               out_zp: int = 3, **attrs) -> Graph:
-    """A one-node int8 graph of `op` with random symmetric weights and an output scale that
-    spreads the outputs over most of the int8 range (so the tests compare real values, not
-    saturated ones)."""
+               out_zp: int = 3, gain: float = 1.0, w_min: int = -127, **attrs) -> Graph:
+    """A one-node int8 graph of `op` with random symmetric weights in [w_min, 127] and an
+    output scale that spreads the outputs over most of the int8 range (so the tests compare
+    real values, not saturated ones), divided by `gain` (>= 4: requantization shifts right by
+    less than 2, or left)."""
     rng = np.random.default_rng(seed)
     axis = 3 if op == "DepthwiseConv2D" else 0
     channels = w_shape[axis]
-    w = rng.integers(-127, 128, size=tuple(w_shape), dtype=np.int8)
+    w = rng.integers(w_min, 128, size=tuple(w_shape), dtype=np.int8)
     in_scale = 0.02
     w_scales = rng.uniform(0.002, 0.01, channels) if per_channel else np.array([0.006])
     depth = int(np.prod(w_shape)) // channels  # terms summed per output
     # rms of (x - in_zp) for uniform int8 x is 74 (in_zp 0) to 147 (in_zp -128); of w, 73.
-    out_scale = in_scale * float(np.mean(w_scales)) * math.sqrt(depth) * 110 * 73 * 5 / 255
+    out_scale = in_scale * float(np.mean(w_scales)) * math.sqrt(depth) * 110 * 73 * 5 / 255 / gain
     b = GraphBuilder(f"{op.lower()}_s8")
     x = b.input("x", "int8", tuple(x_shape), Quant.of(in_scale, in_zp))
     ins = [x, b.const("w", w, quant=Quant.of(w_scales, 0, axis if per_channel else None))]

@@ -15,7 +15,7 @@ import onnx
 from codegen import limits
 from codegen.errors import KilnError
 from codegen.ir.builder import GraphBuilder, dtype_of
-from codegen.ir.types import Quant, Value
+from codegen.ir.types import Quant, Value, compute_dtype, dtype_name
 from codegen.frontends.onnx.reader import OnnxNode, tensor_array
 
 Converter = Callable[["ConvertContext", OnnxNode], None]
@@ -50,6 +50,9 @@ class ConvertContext:
         self._kiln: dict[str, str] = {}  # ONNX tensor name -> Kiln value name
         self._reserved = reserved  # every ONNX tensor name: generated names avoid them
         self.fold_left = limits.MIN_FOLD_BUDGET  # bytes that constant folding may still compute
+        # ONNX tensor -> its ONNX dtype where Kiln holds it in another (compute_dtype) one
+        self.onnx_types: dict[str, str] = {}
+        self.graph_outputs: set[str] = set()  # ONNX names of the graph outputs
 
     # -- reading tensors -----------------------------------------------------------------
     def known(self, name: str) -> bool:
@@ -77,10 +80,19 @@ class ConvertContext:
         return data
 
     def value(self, name: str) -> Value:
+        """The Kiln view of an ONNX tensor (constants in their compute dtype, see as_computed)."""
         data = self.const(name)
         if data is not None and name not in self._kiln:
+            data = as_computed(data)
             return Value(name, _dtype_name(data), tuple(data.shape), None, data)
         return self.b.g.values[self.kiln(name)]
+
+    def onnx_dtype(self, name: str) -> str:
+        """The dtype the ONNX model gives a tensor (float16 where Kiln computes float32, ...)."""
+        data = self.const(name)
+        if name in self.onnx_types or data is None:
+            return self.onnx_types.get(name) or self.dtype(name)
+        return dtype_name(data.dtype) or str(data.dtype)
 
     def shape(self, name: str) -> tuple[int, ...]:
         return tuple(self.value(name).shape)
@@ -149,6 +161,7 @@ class ConvertContext:
 
     def new_const(self, name: str, data: np.ndarray) -> str:
         """A Kiln graph constant named `name` (or a variant of it); returns its name."""
+        data = as_computed(np.asarray(data))
         name = self.b.const(name, data)
         value = self.b.g.values[name]
         if np.ndim(data) == 0 and value.shape != ():  # keep scalars rank 0 (ascontiguousarray makes them 1-D)
@@ -169,6 +182,17 @@ class ConvertContext:
         if out:
             self._kiln[out] = result
         return result
+
+
+def as_computed(data: np.ndarray) -> np.ndarray:
+    """Constant data of a storage-only dtype (float16, float64, int4, ...) converted to the dtype
+    Kiln computes it in (float32, int8, ...), as a Cast would."""
+    from codegen.ops.cast import cast_array
+
+    dtype = dtype_name(data.dtype)
+    if dtype is None or compute_dtype(dtype) == dtype:
+        return data
+    return cast_array(data, compute_dtype(dtype))
 
 
 def _dtype_name(data: np.ndarray) -> str:

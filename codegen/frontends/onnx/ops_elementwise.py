@@ -13,6 +13,8 @@ import onnx
 from codegen.frontends.onnx.context import ConvertContext, converter
 from codegen.frontends.onnx.ops_shape import norm_axis
 from codegen.frontends.onnx.reader import ELEM_TYPE_NAMES, OnnxNode
+from codegen.ir.types import C_TYPES, compute_dtype
+from codegen.ops.cast import cast_array
 
 # Clip's bounds before opset 11 default to the float32 range, which clamps nothing finite.
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -42,14 +44,23 @@ def convert_div(ctx, node):
 
 @converter("Pow")
 def convert_pow(ctx, node):
-    """A constant integer exponent is converted to float32 (Kiln's Pow is float32 only)."""
-    exponent = ctx.const(node.input(1))
-    b = node.input(1)
-    if exponent is not None and ctx.dtype(node.input(0)) == "float32" and exponent.dtype != np.float32:
-        b = ctx.weight(node, "exponent", exponent.astype(np.float32))
-        _binary(ctx, node, "Pow", ctx.kiln(node.input(0)), b)
+    """Kiln's Pow is float32: other exponents are converted to float32; an integer base is
+    too, and the result converted back (ONNX gives Pow the base's dtype), exact while the
+    powers fit float32's 24-bit mantissa."""
+    base, exponent = node.input(0), node.input(1)
+    a, constant = ctx.kiln(base), ctx.const(exponent)
+    if ctx.dtype(exponent) == "float32":
+        b = ctx.kiln(exponent)
+    elif constant is not None:
+        b = ctx.weight(node, "exponent", constant.astype(np.float32))
+    else:
+        b = ctx.add(node, "Cast", [ctx.kiln(exponent)], role="exponent", to="float32")
+    if ctx.dtype(base) == "float32":
+        _binary(ctx, node, "Pow", a, b)
         return
-    _binary(ctx, node, "Pow", ctx.kiln(node.input(0)), ctx.kiln(b))
+    a = ctx.add(node, "Cast", [a], role="base", to="float32")
+    power = ctx.add(node, "Pow", [a, b], role="float32")
+    ctx.add(node, "Cast", [power], out=node.outputs[0], to=ctx.dtype(base))
 
 
 @converter("Mod")
@@ -96,7 +107,22 @@ def convert_variadic(ctx, node):
 
 
 def clip(ctx: ConvertContext, node: OnnxNode, lo: float, hi: float) -> None:
-    ctx.add(node, "Clip", [ctx.kiln(node.input(0))], out=node.outputs[0], min=float(lo), max=float(hi))
+    """Kiln's Clip on float32 (and quantized int8); plain integers are Maximum then Minimum
+    with constant bounds of their dtype (an infinite or out-of-range bound clamps nothing)."""
+    x = node.input(0)
+    dtype = ctx.dtype(x)
+    if dtype == "float32" or (dtype == "int8" and ctx.value(x).quant is not None):
+        ctx.add(node, "Clip", [ctx.kiln(x)], out=node.outputs[0], min=float(lo), max=float(hi))
+        return
+    info = np.iinfo(np.dtype(dtype))
+    acc = ctx.kiln(x)
+    steps = [(op, bound) for op, bound, clamps in (("Maximum", lo, lo > info.min), ("Minimum", hi, hi < info.max))
+             if clamps]
+    if not steps:
+        ctx.alias(node.outputs[0], x)
+    for k, (op, bound) in enumerate(steps):
+        limit = ctx.weight(node, op.lower(), np.array(int(bound), dtype))
+        acc = ctx.add(node, op, [acc, limit], role=op.lower(), out=node.outputs[0] if k == len(steps) - 1 else None)
 
 
 @converter("Relu")
@@ -165,30 +191,51 @@ def convert_softmax(ctx, node):
     ctx.add(node, "Reshape", [y2], out=node.outputs[0], role="from_2d", shape=tuple(shape))
 
 
-# ONNX tensor element types Kiln has: TensorProto enum -> Kiln dtype.
-KILN_DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.INT8: "int8", onnx.TensorProto.UINT8: "uint8",
-               onnx.TensorProto.INT16: "int16", onnx.TensorProto.INT32: "int32", onnx.TensorProto.INT64: "int64",
-               onnx.TensorProto.BOOL: "bool"}
+# ONNX tensor element type -> Kiln dtype (the storage-only ones, such as float16, computed as
+# compute_dtype says: graph inputs and Cast results are converted on the way in).
+ONNX_DTYPES = {elem: {"float": "float32", "double": "float64"}.get(name, name)
+               for elem, name in ELEM_TYPE_NAMES.items()
+               if {"float": "float32", "double": "float64"}.get(name, name) in C_TYPES}
+# ONNX tensor element type -> the Kiln dtype that computes it.
+KILN_DTYPES = {elem: compute_dtype(dtype) for elem, dtype in ONNX_DTYPES.items()}
 
 
-def _cast(ctx: ConvertContext, node: OnnxNode, to: str) -> None:
-    x = node.input(0)
-    if ctx.dtype(x) == to:
-        ctx.alias(node.outputs[0], x)
+def cast_to(ctx: ConvertContext, node: OnnxNode, x: str, to: str, saturate: bool = True) -> None:
+    """node.outputs[0] = Cast(x) to ONNX dtype `to` (a Kiln dtype name, storage ones included).
+
+    A storage-only target (float16, float64, int4, ...) is a round trip through it and back to
+    its compute dtype, so that the values are those of the target and Kiln computes on."""
+    out, compute = node.outputs[0], compute_dtype(to)
+    if compute != to:
+        ctx.onnx_types[out] = to
+    if compute == to or to == "float64":  # float64 has no values float32 lacks for Kiln
+        if ctx.dtype(x) == compute:
+            ctx.alias(out, x)
+        else:
+            ctx.add(node, "Cast", [ctx.kiln(x)], out=out, to=compute, saturate=saturate)
         return
-    ctx.add(node, "Cast", [ctx.kiln(x)], out=node.outputs[0], to=to)
+    xin = ctx.kiln(x)
+    if compute == "float32" and ctx.dtype(x) != "float32":
+        xin = ctx.add(node, "Cast", [xin], role="to_float32", to="float32")
+    stored = ctx.add(node, "Cast", [xin], role=f"to_{to}", to=to, saturate=saturate)
+    ctx.add(node, "Cast", [stored], out=out, to=compute)
 
 
 @converter("Cast")
 def convert_cast(ctx, node):
     to = node.attr("to")
-    if to not in KILN_DTYPES:
+    if to not in ONNX_DTYPES:
         raise node.error(f"cast to {ELEM_TYPE_NAMES.get(to, to)} is not supported "
-                         f"(Kiln has {', '.join(sorted(set(KILN_DTYPES.values())))})")
-    _cast(ctx, node, KILN_DTYPES[to])
+                         f"(Kiln has {', '.join(sorted(set(ONNX_DTYPES.values())))})")
+    cast_to(ctx, node, node.input(0), ONNX_DTYPES[to], bool(node.attr("saturate", 1)))
 
 
 @converter("CastLike")
 def convert_castlike(ctx, node):
-    _cast(ctx, node, ctx.dtype(node.input(1)))
-
+    """Input 1 gives only its dtype: with a constant input 0, the result is a constant too."""
+    to, saturate = ctx.onnx_dtype(node.input(1)), bool(node.attr("saturate", 1))
+    data = ctx.const(node.input(0))
+    if data is not None:
+        ctx.bind_const(node.outputs[0], cast_array(data, to, saturate))
+        return
+    cast_to(ctx, node, node.input(0), to, saturate)

@@ -16,13 +16,17 @@ constant weights of QLinearConv / QLinearMatMul; blocked and sub-byte quantizati
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import onnx
 
 from codegen.frontends.onnx.context import ConvertContext, converter
+from codegen.frontends.onnx.ops_elementwise import ONNX_DTYPES, cast_to
+from codegen.frontends.onnx.ops_shape import norm_axis
 from codegen.frontends.onnx.ops_spatial import window
 from codegen.frontends.onnx.reader import OnnxNode
-from codegen.ir.types import Quant
+from codegen.ir.types import INTEGER_DTYPES, STORAGE_FLOATS, STORAGE_INTS, Quant, np_dtype
+from codegen.ops.cast import cast_array
 
 _UINT8_SHIFT = 128
 
@@ -62,12 +66,83 @@ def _activation_quant(ctx: ConvertContext, node: OnnxNode, s: int, z: int, defau
     return Quant.of(float(scale[0]), int(zp[0]))
 
 
+def _is_qdq(ctx: ConvertContext, node: OnnxNode) -> bool:
+    """Whether a (De)QuantizeLinear quantizes an activation the QDQ way: int8 or uint8, one
+    constant scale and zero point. Anything else is plain arithmetic (_float_quantize)."""
+    zp, scale = node.input(2), ctx.const(node.input(1))
+    if node.op_type == "QuantizeLinear":
+        out_type = node.attr("output_dtype", 0)
+        integer = (ctx.onnx_dtype(zp) in ("int8", "uint8") if zp else
+                   out_type in (0, onnx.TensorProto.INT8, onnx.TensorProto.UINT8))
+        integer = integer and node.outputs[0] not in ctx.graph_outputs  # the user wants its bytes
+    else:
+        x = ctx.b.g.values[ctx.kiln(node.input(0))]
+        integer = ctx.onnx_dtype(node.input(0)) == "int8" and not (x.quant is None and x.name in ctx.b.g.inputs)
+    return (integer and scale is not None and scale.size == 1 and not node.attr("block_size", 0)
+            and (not zp or ctx.const(zp) is not None))
+
+
+def _along_axis(ctx: ConvertContext, node: OnnxNode, index: int, rank: int, role: str) -> str:
+    """Input `index` (a scale or zero point) as float32, shaped to broadcast along `axis`."""
+    name = node.input(index)
+    per_axis = ctx.shape(name) not in ((), (1,))
+
+    def trailing_ones() -> tuple[int, ...]:
+        return (1,) * (rank - norm_axis(node, int(node.attr("axis", 1)), rank) - 1)
+
+    data = ctx.const(name)
+    if data is not None:
+        data = cast_array(data, "float32")
+        return ctx.weight(node, role, data.reshape((-1, *trailing_ones())) if per_axis else data)
+    value = ctx.kiln(name)
+    if ctx.dtype(name) != "float32":
+        value = ctx.add(node, "Cast", [value], role=f"{role}_float32", to="float32")
+    if per_axis:
+        value = ctx.add(node, "Reshape", [value], role=f"{role}_axis", shape=(ctx.shape(name)[0], *trailing_ones()))
+    return value
+
+
+def _float_quantize(ctx: ConvertContext, node: OnnxNode) -> None:
+    """(De)QuantizeLinear as float32 arithmetic, as ONNX defines them: x = (q - zp) * scale,
+    q = saturate(round_half_even(x / scale) + zp) (float8 and float4 targets: a Cast of x / scale)."""
+    if node.attr("block_size", 0):
+        raise node.error("blocked quantization is not supported")
+    x = node.input(0)
+    rank = len(ctx.shape(x))
+    xf = ctx.kiln(x)
+    if ctx.dtype(x) != "float32":
+        xf = ctx.add(node, "Cast", [xf], role="to_float32", to="float32")
+    scale = _along_axis(ctx, node, 1, rank, "scale")
+    zp = _along_axis(ctx, node, 2, rank, "zero_point") if node.input(2) else None
+    if node.op_type == "DequantizeLinear":
+        if zp is not None:
+            xf = ctx.add(node, "Sub", [xf, zp], role="minus_zero_point")
+        ctx.add(node, "Mul", [xf, scale], out=node.outputs[0])
+        return
+    target = (ctx.onnx_dtype(node.input(2)) if node.input(2) else
+              ONNX_DTYPES.get(node.attr("output_dtype", 0), "uint8"))
+    q = ctx.add(node, "Div", [xf, scale], role="scaled")
+    if target in INTEGER_DTYPES or target in STORAGE_INTS:
+        q = ctx.add(node, "Round", [q], role="rounded")
+        if zp is not None:
+            q = ctx.add(node, "Add", [q, zp], role="plus_zero_point")
+        info = ml_dtypes.iinfo(np_dtype(target))
+        q = ctx.add(node, "Clip", [q], role="saturated", min=float(info.min), max=float(info.max))
+    elif target not in STORAGE_FLOATS:
+        raise node.error(f"quantization to {target} is not supported")
+    tmp = ctx.fresh(f"{node.name}_float")
+    ctx.bind(tmp, q)
+    cast_to(ctx, node, tmp, target, bool(node.attr("saturate", 1)))
+
+
 @converter("QuantizeLinear")
 def convert_quantize(ctx, node):
-    """float -> int8 (uint8 output: int8 with the zero point shifted, see the module doc)."""
+    """float -> int8 (uint8 output: int8 with the zero point shifted, see the module doc);
+    other targets, per-axis or computed scales: plain float arithmetic (_float_quantize)."""
+    if not _is_qdq(ctx, node):
+        _float_quantize(ctx, node)
+        return
     out_type = node.attr("output_dtype", 0)
-    if out_type not in (0, onnx.TensorProto.INT8, onnx.TensorProto.UINT8):
-        raise node.error(f"output_dtype {out_type} is not supported (int8 and uint8 only)")
     zp = ctx.const(node.input(2))
     default_uint8 = out_type != onnx.TensorProto.INT8 and (zp is None or zp.dtype == np.uint8)
     q = _activation_quant(ctx, node, 1, 2, default_uint8)
@@ -79,10 +154,11 @@ def convert_quantize(ctx, node):
 
 @converter("DequantizeLinear")
 def convert_dequantize(ctx, node):
+    """A Dequantize of a QDQ int8 tensor; of anything else, float arithmetic."""
     x = node.input(0)
-    if ctx.dtype(x) != "int8":
-        raise node.error(f"input is {ctx.dtype(x)}; only int8 and uint8 tensors computed by "
-                         "QuantizeLinear are supported")
+    if not _is_qdq(ctx, node):
+        _float_quantize(ctx, node)
+        return
     q = _activation_quant(ctx, node, 1, 2, default_uint8=False)
     value = ctx.b.g.values[ctx.kiln(x)]
     zp_data = ctx.const(node.input(2))

@@ -48,7 +48,11 @@ def convert_reduce(ctx, node):
     keep = bool(node.attr("keepdims", 1))
     x = ctx.kiln(node.input(0))
     kind = node.op_type
-    if kind in DIRECT:
+    if kind in ("ReduceMax", "ReduceMin") and ctx.dtype(node.input(0)) == "bool":  # any / all, in float32
+        x = ctx.add(node, "Cast", [x], role="to_float32", to="float32")
+        y = _reduce(ctx, node, DIRECT[kind], x, axes, keep, role="float32")
+        ctx.add(node, "Cast", [y], out=out, to="bool")
+    elif kind in DIRECT:
         _reduce(ctx, node, DIRECT[kind], x, axes, keep, out=out)
     elif kind == "ReduceL1":
         _reduce(ctx, node, "ReduceSum", ctx.add(node, "Abs", [x], role="abs"), axes, keep, out=out)

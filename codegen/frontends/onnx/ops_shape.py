@@ -184,7 +184,9 @@ def convert_dropout(ctx, node):
     training = ctx.const(node.input(2)) if node.input(2) else np.array(False)
     if training is None:
         raise node.error("training_mode (input 2) must be a constant")
-    if bool(np.asarray(training).reshape(-1)[0]):
+    ratio = ctx.const(node.input(1)) if node.input(1) else None
+    drops = ratio is None or float(np.asarray(ratio).reshape(-1)[0]) != 0.0  # ratio 0 keeps every element
+    if bool(np.asarray(training).reshape(-1)[0]) and drops:
         raise node.error("training_mode=1 drops elements at random; Kiln compiles inference graphs")
     ctx.alias(node.outputs[0], node.input(0))
     if len(node.outputs) > 1 and node.outputs[1]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codegen.frontends.onnx.context import ConvertContext, converter
+from codegen.frontends.onnx.ops_pool_nd import convert_pool_nd, needs_pool_nd
 from codegen.frontends.onnx.reader import OnnxNode
 
 
@@ -151,6 +152,8 @@ def _pool_input(ctx: ConvertContext, node: OnnxNode, win: Window, include_pad: b
 
 
 def _pool(ctx: ConvertContext, node: OnnxNode, op: str) -> None:
+    if needs_pool_nd(ctx, node):  # 3-D, dilated, with indices: channels-first PoolND
+        return convert_pool_nd(ctx, node)
     shape = spatial_shape(ctx, node)
     if node.attr("kernel_shape") is None:
         raise node.error("attribute 'kernel_shape' is missing")
@@ -169,6 +172,8 @@ def _pool(ctx: ConvertContext, node: OnnxNode, op: str) -> None:
 def convert_lppool(ctx, node):
     """(sum over the window of |x|^p)^(1/p): Abs, Pow, the window's average over real zeros
     in the padding times its size, Pow(1/p)."""
+    if needs_pool_nd(ctx, node):
+        return convert_pool_nd(ctx, node)
     shape = spatial_shape(ctx, node)
     win = window(node, shape[2:], node.attr("kernel_shape"))
     if win.dilations != (1, 1) or node.attr("ceil_mode", 0):

@@ -5,10 +5,12 @@
  * qemu-plugin.h. The few API functions used are declared below, matching the 7.2 ABI
  * (include/qemu/qemu-plugin.h, QEMU_PLUGIN_VERSION 1).
  *
- * Marker: the 16-bit Thumb hint 0xBF70 ("hint #7": an unallocated hint, executed as a NOP by
- * every Armv6-M..Armv8.1-M core and by QEMU). Each time one executes, the plugin writes the
- * number of instructions executed so far (the marker included) as one decimal line to the
- * file given by `out=PATH`; at exit it writes `total N`.
+ * Marker: on Arm (qemu-system-arm) the 16-bit Thumb hint 0xBF70 ("hint #7": an unallocated
+ * hint, executed as a NOP by every Armv6-M..Armv8.1-M core and by QEMU); on AArch64
+ * (qemu-aarch64) the A64 hint 0xD5032FFF ("hint #127", unallocated, a NOP likewise). The
+ * guest's architecture (QEMU's target name) picks which. Each time one executes, the plugin
+ * writes the number of instructions executed so far (the marker included) as one decimal line
+ * to the file given by `out=PATH`; at exit it writes `total N`.
  *
  * Exactness: every translation block adds its instruction count to the counter when it
  * starts; a marker's callback subtracts the instructions of its block that come after it.
@@ -73,7 +75,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 static uint64_t executed;  /* instructions executed so far (single vCPU) */
 static FILE *out;
 
-static const unsigned char MARKER[2] = {0x70, 0xbf};  /* 0xBF70, little-endian */
+static const unsigned char THUMB_MARKER[2] = {0x70, 0xbf};          /* 0xBF70, little-endian */
+static const unsigned char A64_MARKER[4] = {0xff, 0x2f, 0x03, 0xd5};  /* 0xD5032FFF, little-endian */
+static const unsigned char *marker = THUMB_MARKER;
+static size_t marker_size = sizeof(THUMB_MARKER);
 
 static void on_marker(unsigned int vcpu_index, void *after)
 {
@@ -90,11 +95,13 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &executed, (uint64_t)n);
     for (i = 0; i < n; ++i) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-        /* Only the first halfword is compared: QEMU 7.2 appends to an instruction's data the
-         * halfword it peeks at near a page end (to see whether the next instruction crosses
-         * it), so a 16-bit instruction can report 4 bytes. No 32-bit Thumb instruction starts
-         * with 0xBF70 (their first halfword is 0xE800 or above). */
-        if (qemu_plugin_insn_size(insn) >= 2 && memcmp(qemu_plugin_insn_data(insn), MARKER, 2) == 0) {
+        /* Thumb: only the first halfword is compared: QEMU 7.2 appends to an instruction's
+         * data the halfword it peeks at near a page end (to see whether the next instruction
+         * crosses it), so a 16-bit instruction can report 4 bytes. No 32-bit Thumb instruction
+         * starts with 0xBF70 (their first halfword is 0xE800 or above). A64 instructions are
+         * all 4 bytes. */
+        if (qemu_plugin_insn_size(insn) >= marker_size &&
+            memcmp(qemu_plugin_insn_data(insn), marker, marker_size) == 0) {
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker, QEMU_PLUGIN_CB_NO_REGS,
                                                    (void *)(uintptr_t)(n - i - 1));
         }
@@ -113,8 +120,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
                                            char **argv)
 {
     int k;
-    (void)info;
     out = stderr;
+    if (info != NULL && info->target_name != NULL && strcmp(info->target_name, "aarch64") == 0) {
+        marker = A64_MARKER;
+        marker_size = sizeof(A64_MARKER);
+    }
     for (k = 0; k < argc; ++k) {
         if (strncmp(argv[k], "out=", 4) == 0) {
             out = fopen(argv[k] + 4, "w");

@@ -1,0 +1,45 @@
+"""Ops whose output shape depends on the values of their inputs, as shape arithmetic uses
+them: ConstantOfShape and Range.
+
+Kiln's tensors have static shapes, so these are computed at import time when their inputs
+are constants. Nodes with constant inputs are already folded before any converter runs;
+these converters catch inputs that become constant only during conversion (the outputs of an
+inlined If branch or an unrolled Loop) and refuse computed inputs with the reason. (NonZero,
+Unique and NonMaxSuppression have no converter: `kiln inspect` lists them as unsupported
+unless their inputs are constants.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import onnx
+
+from codegen.frontends.onnx.context import converter
+
+
+@converter("ConstantOfShape", "Range")
+def convert_value_shaped(ctx, node):
+    from codegen.frontends.onnx.convert import fold
+
+    computed = [i for i in node.inputs if i and not ctx.is_const(i)]
+    if computed:
+        raise node.error(f"its output shape depends on the values of '{computed[0]}', which is computed at "
+                         "run time; Kiln compiles static shapes (a constant input would be folded)")
+    if node.op_type == "Range":  # one-element tensors as the scalars ONNX asks for (as onnxruntime takes them)
+        node = _with_scalar_inputs(ctx, node)
+    fold(ctx, node)
+
+
+def _with_scalar_inputs(ctx, node):
+    inputs = []
+    for k, name in enumerate(node.inputs):
+        data = ctx.const(name)
+        if data is not None and data.ndim and data.size == 1:
+            name = f"{node.name}::scalar{k}"
+            ctx.bind_const(name, data.reshape(()))
+        inputs.append(name)
+    proto = onnx.NodeProto()
+    proto.CopyFrom(node.proto)
+    proto.input[:] = inputs
+    return dataclasses.replace(node, inputs=inputs, proto=proto)

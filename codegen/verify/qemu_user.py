@@ -1,0 +1,107 @@
+"""Run generated code on a Cortex-A target: a statically linked AArch64 Linux executable (the
+generated model and the host harness, templates/harness/host_main.c.j2) built with the
+target's cross compiler, run under qemu-aarch64 (user-mode emulation: the harness reads and
+writes its sample files through QEMU's Linux system calls, as on the host).
+
+`kiln profile` runs the same executable under the counting plugin, with
+boards/cortex_a/kiln_profile.h forced in (an A64 marker before and after each inference and
+after each kernel call). The count covers the guest's instructions only, C library included,
+so only the differences between markers are reported.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from codegen.emit.render import model_sources, render_harness, write_generated
+from codegen.errors import KilnError
+from codegen.resources import BOARDS
+from codegen.targets import Target
+from codegen.verify import host
+from codegen.verify.firmware import Sizes, elf_sizes, tool
+from codegen.verify.toolchain import compile_c
+
+QEMU_USER = "qemu-aarch64"
+CORTEX_A = BOARDS / "cortex_a"
+
+
+def missing_tools(target: Target) -> str | None:
+    """Why code for `target` cannot be built and run here (with the Debian package), or None."""
+    if shutil.which(target.cc) is None:
+        return f"C compiler '{target.cc}' not found (Debian packages gcc-aarch64-linux-gnu, libc6-dev-arm64-cross)"
+    if shutil.which(QEMU_USER) is None:
+        return f"'{QEMU_USER}' not found (Debian package qemu-user)"
+    return None
+
+
+def _check_tools(target: Target) -> None:
+    reason = missing_tools(target)
+    if reason:
+        raise KilnError(reason)
+
+
+def launcher(target: Target, plugin: list[str] | None = None) -> tuple[str, ...]:
+    """The qemu-aarch64 command line before the executable."""
+    cmd = [QEMU_USER]
+    if target.qemu_cpu:
+        cmd += ["-cpu", target.qemu_cpu]
+    if plugin:
+        cmd += ["-plugin", ",".join(plugin)]
+    return tuple(cmd)
+
+
+def build_executable(files: dict[str, str], name: str, target: Target, work: Path, *,
+                     profile: bool = False) -> tuple[Path, Sizes]:
+    """Write the generated files and the harness into `work` and build `work/<name>_aarch64`
+    with the target's compiler, flags and link flags; also the sizes of the model's objects."""
+    _check_tools(target)
+    for fname, content in files.items():
+        write_generated(work / fname, content)
+    (work / "harness_main.c").write_text(render_harness(files, name))
+    flags = list(target.cflags) + (["-I", str(CORTEX_A), "-include", "kiln_profile.h"] if profile else [])
+    objs = []
+    for src in model_sources(files, name):
+        obj = work / (Path(src).stem + ".o")
+        compile_c(target.cc, [work / src], obj, [*flags, "-c"], [], work)
+        objs.append(obj)
+    exe = work / f"{name}_aarch64"
+    compile_c(target.cc, [*objs, work / "harness_main.c"], exe, [*flags, *target.ldflags], ["-lm"], work)
+    return exe, elf_sizes(tool(target, "size"), objs, work)
+
+
+def run_generated(files: dict[str, str], name: str, samples: list[dict[str, np.ndarray]], target: Target
+                  ) -> list[dict[str, np.ndarray]]:
+    """Build the generated files for the target, run them under qemu-aarch64 on `samples`,
+    and return the outputs of each sample by graph output name."""
+    manifest = json.loads(files[f"{name}.manifest.json"])
+    with tempfile.TemporaryDirectory(prefix="kiln-qemu-user-") as tmp:
+        work = Path(tmp)
+        exe, _ = build_executable(files, name, target, work)
+        return host.run_samples(exe, manifest, samples, work, launcher=launcher(target))
+
+
+def profile_generated(files: dict[str, str], name: str, manifest: dict, target: Target,
+                      samples: list[dict[str, np.ndarray]], *, plugin: Path | None = None):
+    """Run the generated code on the samples under the counting plugin: a `Profile` (no board
+    budgets and no stack measure: those fields are 0 / None)."""
+    from codegen.verify.profile import MARKS_FILE, Profile, build_plugin, call_profiles, split_marks
+
+    groups = manifest["fusion_groups"]
+    with tempfile.TemporaryDirectory(prefix="kiln-profile-") as tmp:
+        work = Path(tmp)
+        exe, model_sizes = build_executable(files, name, target, work, profile=True)
+        so = plugin if plugin is not None else build_plugin(work)
+        cmd = launcher(target, [str(so), f"out={work / MARKS_FILE}"])
+        host.run_samples(exe, manifest, samples, work, launcher=cmd)
+        per_sample = split_marks((work / MARKS_FILE).read_text(), len(groups), len(samples))
+        exe_sizes = elf_sizes(tool(target, "size"), [exe], work)
+    return Profile(target=target.name, board=" ".join(launcher(target)), samples=len(samples),
+                   calls=call_profiles(groups, target, per_sample),
+                   totals=tuple(m[-1] - m[0] for m in per_sample), model_sizes=model_sizes,
+                   firmware_sizes=exe_sizes, stack_bytes=None, arena_bytes=int(manifest["arena_bytes"]),
+                   weights_bytes=int(manifest["weights_bytes"]), flash_budget=0, ram_budget=0, stack_reserved=0)

@@ -1,0 +1,327 @@
+/*
+ * kiln_neon_s8.h - building blocks of Kiln's int8 kernels for AArch64 Advanced SIMD (NEON,
+ * Cortex-A53/A55/A72/A76): intrinsics from arm_neon.h, SDOT where the core has the dot
+ * product extension (Armv8.2-A +dotprod).
+ *
+ * Bit-exact with the portable kernels (TFLite Micro's integer arithmetic): every sum is the
+ * same integer, and kiln_neon_requant is TFLM's MultiplyByQuantizedMultiplier lane by lane.
+ * VQRDMULH is gemmlowp's SaturatingRoundingDoublingHighMul (floor((2ab + 2^31) / 2^32) equals
+ * its ties-away-from-zero rounding for both signs of ab), and VRSHL by -r after adding -1 to
+ * negative lanes is RoundingDivideByPOT (ties away from zero), as CMSIS-NN does it.
+ * Weights and per-channel constants arrive repacked by codegen/lower/repack.py.
+ */
+#ifndef KILN_NEON_S8_H
+#define KILN_NEON_S8_H
+
+#include <stdint.h>
+#include <arm_neon.h>
+
+#if !defined(__aarch64__)
+#error "kiln_neon_s8.h: the NEON int8 kernels are written for AArch64"
+#endif
+
+/* Helpers are forced inline: the tile's mode argument must be a constant inside the loop. */
+#define KILN_NEON_INLINE static inline __attribute__((always_inline))
+
+/* How the GEMM kernels multiply (their `mode`): SMULL/SMLAL2 of two products into int16 then
+ * SADALP (only when no weight is -128, so that the two products, each at most 128 * 127,
+ * cannot overflow int16), SMULL then SADALP per product (any weights), or SDOT (weights
+ * packed differently: kiln_neon_gemm_sdot). */
+#define KILN_NEON_MLA_PAIRS 0
+#define KILN_NEON_MLA 1
+#define KILN_NEON_SDOT 2
+
+/* 16 products of x and w added into the four int32 partial sums of acc (MLA modes). */
+KILN_NEON_INLINE int32x4_t kiln_neon_mac16(int32x4_t acc, int8x16_t x, int8x16_t w, int mode)
+{
+    if (mode == KILN_NEON_MLA_PAIRS) {
+        return vpadalq_s16(acc, vmlal_high_s8(vmull_s8(vget_low_s8(x), vget_low_s8(w)), x, w));
+    }
+    return vpadalq_s16(vpadalq_s16(acc, vmull_s8(vget_low_s8(x), vget_low_s8(w))), vmull_high_s8(x, w));
+}
+
+/* The same 16 products summed into fresh partial sums (SADDLP: no accumulator to zero). */
+KILN_NEON_INLINE int32x4_t kiln_neon_mul16(int8x16_t x, int8x16_t w, int mode)
+{
+    if (mode == KILN_NEON_MLA_PAIRS) {
+        return vpaddlq_s16(vmlal_high_s8(vmull_s8(vget_low_s8(x), vget_low_s8(w)), x, w));
+    }
+    return vpadalq_s16(vpaddlq_s16(vmull_s8(vget_low_s8(x), vget_low_s8(w))), vmull_high_s8(x, w));
+}
+
+/* The four lanes of each of a, b, c, d summed: (sum a, sum b, sum c, sum d). */
+KILN_NEON_INLINE int32x4_t kiln_neon_sum4(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d)
+{
+    return vpaddq_s32(vpaddq_s32(a, b), vpaddq_s32(c, d));
+}
+
+/* The micro-kernel: a block of four rows of packed weights (repack.mve_gemm_rows: 16 bytes
+ * of each row in turn) times `cols` int8 columns (1 or 4; the rows of the block and the
+ * columns are zero-padded to 16k bytes), over `groups` groups of 16. sums[j] holds the four
+ * row sums of column j. 16 accumulators, four columns and a row vector stay in registers. */
+KILN_NEON_INLINE void kiln_neon_tile_run(const int8_t *w, const int8_t *const col[4], int32_t groups, int cols,
+                                         int mode, int32x4_t sums[4])
+{
+    int32x4_t acc[4][4];
+    int8x16_t x[4];
+    int32_t g;
+    int r, j;
+    for (j = 0; j < cols; ++j) {  /* the first group starts the sums (groups >= 1) */
+        x[j] = vld1q_s8(col[j]);
+    }
+    for (r = 0; r < 4; ++r) {
+        const int8x16_t wr = vld1q_s8(w + 16 * r);
+        for (j = 0; j < cols; ++j) {
+            acc[r][j] = kiln_neon_mul16(x[j], wr, mode);
+        }
+    }
+    for (g = 1, w += 64; g < groups; ++g, w += 64) {
+        for (j = 0; j < cols; ++j) {
+            x[j] = vld1q_s8(col[j] + 16 * g);
+        }
+        for (r = 0; r < 4; ++r) {
+            const int8x16_t wr = vld1q_s8(w + 16 * r);
+            for (j = 0; j < cols; ++j) {
+                acc[r][j] = kiln_neon_mac16(acc[r][j], x[j], wr, mode);
+            }
+        }
+    }
+    for (j = 0; j < cols; ++j) {
+        sums[j] = kiln_neon_sum4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]);
+    }
+}
+
+/* kiln_neon_tile_run with `cols` and `mode` as constants, one specialised loop each. */
+KILN_NEON_INLINE void kiln_neon_tile(const int8_t *w, const int8_t *const col[4], int32_t groups, int cols,
+                                     int mode, int32x4_t sums[4])
+{
+    if (cols == 4) {
+        if (mode == KILN_NEON_MLA_PAIRS) {
+            kiln_neon_tile_run(w, col, groups, 4, KILN_NEON_MLA_PAIRS, sums);
+        } else {
+            kiln_neon_tile_run(w, col, groups, 4, KILN_NEON_MLA, sums);
+        }
+    } else if (mode == KILN_NEON_MLA_PAIRS) {
+        kiln_neon_tile_run(w, col, groups, 1, KILN_NEON_MLA_PAIRS, sums);
+    } else {
+        kiln_neon_tile_run(w, col, groups, 1, KILN_NEON_MLA, sums);
+    }
+}
+
+/* TFLM's output stage for four channels: acc plus the bias of t, times the quantized
+ * multipliers of t (repack.mve_requant: bias, multiplier, left shift, minus the right shift,
+ * four lanes each), plus the output zero point, clamped to [lo, hi]. */
+KILN_NEON_INLINE int32x4_t kiln_neon_requant(int32x4_t acc, const int32_t *t, int32_t zp, int32_t lo, int32_t hi)
+{
+    const int32x4_t right = vld1q_s32(t + 12);
+    int32x4_t x = vqrdmulhq_s32(vshlq_s32(vaddq_s32(acc, vld1q_s32(t)), vld1q_s32(t + 8)), vld1q_s32(t + 4));
+    x = vrshlq_s32(vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, right), 31)), right);
+    return vminq_s32(vmaxq_s32(vaddq_s32(x, vdupq_n_s32(zp)), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+
+/* The first n (1..4) lanes of v, already within int8, to out[0..n). */
+KILN_NEON_INLINE void kiln_neon_store4(int8_t *out, int32x4_t v, int32_t n)
+{
+    const int8x8_t b = vmovn_s16(vcombine_s16(vmovn_s32(v), vdup_n_s16(0)));
+    out[0] = vget_lane_s8(b, 0);
+    if (n > 1) {
+        out[1] = vget_lane_s8(b, 1);
+    }
+    if (n > 2) {
+        out[2] = vget_lane_s8(b, 2);
+    }
+    if (n > 3) {
+        out[3] = vget_lane_s8(b, 3);
+    }
+}
+
+/* Eight lanes (a then b), already within int8, as int8x8. */
+KILN_NEON_INLINE int8x8_t kiln_neon_narrow8(int32x4_t a, int32x4_t b)
+{
+    return vmovn_s16(vcombine_s16(vmovn_s32(a), vmovn_s32(b)));
+}
+
+/* The depthwise sums of channels c..c+15 over `taps` taps: tap[t] points at the input pixel
+ * of tap t (or a row of the input zero point), w at the weights of tap 0 (taps `stride` bytes
+ * apart). With `pairs` (no weight is -128) the products of two taps add in int16 first
+ * (SMULL + SMLAL, each at most 128 * 127) before SADDW widens them into the four sums. */
+KILN_NEON_INLINE void kiln_neon_dw16(const int8_t *const *tap, int32_t c, const int8_t *w, int32_t stride,
+                                     int32_t taps, int pairs, int32x4_t acc[4])
+{
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+    int32_t t = 0;
+    if (pairs) {
+        for (; t + 2 <= taps; t += 2, w += 2 * stride) {
+            const int8x16_t x0 = vld1q_s8(tap[t] + c), x1 = vld1q_s8(tap[t + 1] + c);
+            const int8x16_t w0 = vld1q_s8(w), w1 = vld1q_s8(w + stride);
+            const int16x8_t lo = vmlal_s8(vmull_s8(vget_low_s8(x0), vget_low_s8(w0)), vget_low_s8(x1), vget_low_s8(w1));
+            const int16x8_t hi = vmlal_high_s8(vmull_high_s8(x0, w0), x1, w1);
+            a0 = vaddw_s16(a0, vget_low_s16(lo));
+            a1 = vaddw_high_s16(a1, lo);
+            a2 = vaddw_s16(a2, vget_low_s16(hi));
+            a3 = vaddw_high_s16(a3, hi);
+        }
+    }
+    for (; t < taps; ++t, w += stride) {
+        const int8x16_t x = vld1q_s8(tap[t] + c), wt = vld1q_s8(w);
+        const int16x8_t lo = vmull_s8(vget_low_s8(x), vget_low_s8(wt)), hi = vmull_high_s8(x, wt);
+        a0 = vaddw_s16(a0, vget_low_s16(lo));
+        a1 = vaddw_high_s16(a1, lo);
+        a2 = vaddw_s16(a2, vget_low_s16(hi));
+        a3 = vaddw_high_s16(a3, hi);
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+
+/* Two and four bytes at any address, through types that may alias int8 data (AArch64 loads
+ * and stores unaligned). */
+typedef int16_t kiln_neon_w16 __attribute__((may_alias, aligned(1)));
+typedef int32_t kiln_neon_w32 __attribute__((may_alias, aligned(1)));
+
+/* n bytes from src to dst / of value v at dst: 16 at a time, then one access per set bit of
+ * the rest (im2col copies window rows as short as one pixel of a few channels). */
+KILN_NEON_INLINE void kiln_neon_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
+{
+    for (; n >= 16; n -= 16, dst += 16, src += 16) {
+        vst1q_s8(dst, vld1q_s8(src));
+    }
+    if (n & 8) {
+        vst1_s8(dst, vld1_s8(src));
+        dst += 8;
+        src += 8;
+    }
+    if (n & 4) {
+        *(kiln_neon_w32 *)(void *)dst = *(const kiln_neon_w32 *)(const void *)src;
+        dst += 4;
+        src += 4;
+    }
+    if (n & 2) {
+        *(kiln_neon_w16 *)(void *)dst = *(const kiln_neon_w16 *)(const void *)src;
+        dst += 2;
+        src += 2;
+    }
+    if (n & 1) {
+        *dst = *src;
+    }
+}
+
+KILN_NEON_INLINE void kiln_neon_fill_s8(int8_t *dst, int32_t v, int32_t n)
+{
+    const int8x16_t x = vdupq_n_s8((int8_t)v);
+    for (; n >= 16; n -= 16, dst += 16) {
+        vst1q_s8(dst, x);
+    }
+    if (n & 8) {
+        vst1_s8(dst, vget_low_s8(x));
+        dst += 8;
+    }
+    for (n &= 7; n > 0; --n) {
+        *dst++ = (int8_t)v;
+    }
+}
+
+#if defined(__ARM_FEATURE_DOTPROD)
+/* One group of four k of the SDOT tile: the four bytes of eight rows (wa: rows 0-3, wb: rows
+ * 4-7) times lane `lane` (those four k) of each column's vector. */
+#define KILN_NEON_SDOT_LANE(lane)                                                  \
+    do {                                                                           \
+        const int8x16_t wa = vld1q_s8(w + 32 * (lane)), wb = vld1q_s8(w + 32 * (lane) + 16); \
+        for (j = 0; j < cols; ++j) {                                               \
+            acc[0][j] = vdotq_laneq_s32(acc[0][j], wa, x[j], lane);                \
+            acc[1][j] = vdotq_laneq_s32(acc[1][j], wb, x[j], lane);                \
+        }                                                                          \
+    } while (0)
+
+/* The SDOT micro-kernel: a block of eight rows (repack.sdot_gemm_blocks: per group of four k,
+ * the four bytes of each row in turn) times `cols` int8 columns (1 or 4, zero-padded to 16k
+ * bytes), over `groups` groups of 16: sums[h][j] holds rows 4h..4h+3 of column j, one row
+ * per lane, so no reduction across lanes is needed. */
+KILN_NEON_INLINE void kiln_neon_sdot_tile(const int8_t *w, const int8_t *const col[4], int32_t groups, int cols,
+                                          int32x4_t sums[2][4])
+{
+    int32x4_t acc[2][4];
+    int32_t g;
+    int j;
+    for (j = 0; j < cols; ++j) {
+        acc[0][j] = vdupq_n_s32(0);
+        acc[1][j] = vdupq_n_s32(0);
+    }
+    for (g = 0; g < groups; ++g, w += 128) {
+        int8x16_t x[4];
+        for (j = 0; j < cols; ++j) {
+            x[j] = vld1q_s8(col[j] + 16 * g);
+        }
+        KILN_NEON_SDOT_LANE(0);
+        KILN_NEON_SDOT_LANE(1);
+        KILN_NEON_SDOT_LANE(2);
+        KILN_NEON_SDOT_LANE(3);
+    }
+    for (j = 0; j < cols; ++j) {
+        sums[0][j] = acc[0][j];
+        sums[1][j] = acc[1][j];
+    }
+}
+#undef KILN_NEON_SDOT_LANE
+
+/* kiln_neon_gemm_cols for SDOT-packed weights: blocks of eight rows, eight output bytes per
+ * column at a time. */
+KILN_NEON_INLINE void kiln_neon_gemm_sdot(const int8_t *w, const int8_t *const col[4], int cols, int32_t groups,
+                                          int32_t out_c, const int32_t *rq, int32_t zp, int32_t lo, int32_t hi,
+                                          int8_t *out, int32_t out_stride, int32_t out_cols)
+{
+    int32_t oc;
+    int j;
+    for (oc = 0; oc < out_c; oc += 8, w += 128 * groups, rq += 32) {
+        const int32_t n = out_c - oc;
+        int32x4_t sums[2][4];
+        if (cols == 4) {
+            kiln_neon_sdot_tile(w, col, groups, 4, sums);
+        } else {
+            kiln_neon_sdot_tile(w, col, groups, 1, sums);
+        }
+        for (j = 0; j < out_cols; ++j) {
+            const int32x4_t a = kiln_neon_requant(sums[0][j], rq, zp, lo, hi);
+            const int32x4_t b = kiln_neon_requant(sums[1][j], rq + 16, zp, lo, hi);
+            int8_t *o = out + j * out_stride + oc;
+            if (n >= 8) {
+                vst1_s8(o, kiln_neon_narrow8(a, b));
+            } else {
+                kiln_neon_store4(o, a, n < 4 ? n : 4);
+                if (n > 4) {
+                    kiln_neon_store4(o + 4, b, n - 4);
+                }
+            }
+        }
+    }
+}
+#endif
+
+/* `cols` columns (1 or 4) times the packed weights of all out_c rows: each block of four
+ * rows by kiln_neon_tile, requantized with its table rq (16 words per block) and written to
+ * out + j * out_stride, the first out_c bytes of each column (or the whole by SDOT). */
+KILN_NEON_INLINE void kiln_neon_gemm_cols(const int8_t *w, const int8_t *const col[4], int cols, int32_t groups,
+                                          int32_t out_c, int mode, const int32_t *rq, int32_t zp, int32_t lo,
+                                          int32_t hi, int8_t *out, int32_t out_stride, int32_t out_cols)
+{
+    int32_t oc;
+    int j;
+#if defined(__ARM_FEATURE_DOTPROD)
+    if (mode == KILN_NEON_SDOT) {
+        kiln_neon_gemm_sdot(w, col, cols, groups, out_c, rq, zp, lo, hi, out, out_stride, out_cols);
+        return;
+    }
+#endif
+    for (oc = 0; oc < out_c; oc += 4, w += 64 * groups, rq += 16) {
+        const int32_t n = out_c - oc < 4 ? out_c - oc : 4;
+        int32x4_t sums[4];
+        kiln_neon_tile(w, col, groups, cols, mode, sums);
+        for (j = 0; j < out_cols; ++j) {
+            kiln_neon_store4(out + j * out_stride + oc, kiln_neon_requant(sums[j], rq, zp, lo, hi), n);
+        }
+    }
+}
+
+#endif /* KILN_NEON_S8_H */

@@ -1,0 +1,187 @@
+"""The NEON float32 kernels (templates/kernels/neon/*_f32) equal the reference on random
+layers run under qemu-aarch64: pointwise convolution as a GEMM (strided too), general
+convolution (padding on every side, strides, dilations, RGB and single-channel stems),
+depthwise convolution (the 16- and 4-channel vector paths, the scalar tail, depth
+multipliers), fully connected (1 to 6 rows, every channel-block width), max and average
+pooling, broadcasting Add/Sub/Mul and softmax, all in one executable per target.
+
+FMA rounds once where the reference rounds twice, so the linear kernels and softmax agree to
+codegen/verify/compare.py's float tolerance; pooling and elementwise kernels do the same IEEE
+operations in the same order and must agree exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from codegen.compiler import compile_graph
+from codegen.ir import Graph, GraphBuilder, run_graph
+from codegen.lower.repack_f32 import block_widths, gemm_panels
+from codegen.lower.variants import kernel_variant
+from codegen.options import CompileOptions
+from codegen.targets import load_target
+from codegen.verify import qemu_user
+from codegen.verify.compare import compare_output
+from codegen.verify.samples import random_samples
+from ops.linear_testing import float_layer, merge  # tests/ops, a namespace package beside this folder
+
+# (input NHWC, weights OHWI, attributes)
+CONV = [
+    ((1, 5, 5, 8), (20, 1, 1, 8), {}),  # pointwise: tiles of 4 pixels, blocks of 16 + 4 channels
+    ((1, 6, 6, 5), (7, 1, 1, 5), {"strides": (2, 2)}),  # strided pointwise, K and O not multiples of 4
+    ((1, 3, 3, 4), (6, 1, 1, 4), {"pads": (0, 0, 1, 1)}),  # 1x1 reading bottom/right padding: general
+    ((1, 7, 7, 3), (8, 3, 3, 3), {"pads": (1, 1, 1, 1), "activation": "relu"}),  # RGB stem, K = 27
+    ((2, 6, 5, 4), (37, 3, 3, 4), {"pads": (1, 1, 1, 1), "activation": "relu6"}),  # 16 + 16 + 8 channels
+    ((1, 9, 8, 2), (12, 3, 2, 2), {"dilations": (2, 3), "pads": (2, 3, 2, 3)}),
+    ((1, 12, 4, 1), (6, 10, 4, 1), {"strides": (2, 2), "pads": (4, 1, 5, 1)}),  # KWS stem, C = 1
+]
+DEPTHWISE = [
+    ((1, 6, 5, 24), (1, 3, 3, 24), {"pads": (1, 1, 1, 1)}),  # 16 + 4 + 4 channels
+    ((1, 7, 7, 16), (1, 3, 3, 16), {"strides": (2, 2), "activation": "relu6"}),
+    ((1, 8, 8, 6), (1, 3, 3, 6), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),  # 4 + 2 scalar channels
+    ((2, 6, 6, 8), (1, 3, 2, 8), {"dilations": (2, 1), "pads": (2, 1, 2, 0)}),
+    ((1, 5, 4, 3), (1, 3, 3, 6), {"depth_multiplier": 2, "pads": (1, 1, 1, 1)}),  # multiplier 2: scalar
+    ((1, 9, 1, 12), (1, 5, 1, 12), {}),  # 1-D window
+]
+FULLY_CONNECTED = [
+    ((1, 64), (12, 64), {}),
+    ((6, 10), (29, 10), {"activation": "relu"}),  # one tile of 4 rows and two single rows
+    ((4, 33), (16, 33), {}),
+    ((1, 3), (1, 3), {"activation": "relu_n1_to_1"}),
+]
+POOLS = [  # (op, input, kernel, strides, pads, activation)
+    ("MaxPool2D", (1, 8, 8, 6), (2, 2), (2, 2), (0, 0, 0, 0), "none"),
+    ("MaxPool2D", (2, 7, 9, 4), (3, 3), (1, 1), (1, 1, 1, 1), "relu"),
+    ("AveragePool2D", (1, 9, 6, 5), (3, 2), (2, 3), (2, 1, 0, 1), "none"),
+    ("AveragePool2D", (1, 5, 5, 8), (5, 5), (1, 1), (0, 0, 0, 0), "relu6"),  # global
+]
+ELEMENTWISE = [  # (op, a shape, b shape, activation)
+    ("Add", (1, 4, 4, 8), (1, 4, 4, 8), "none"),
+    ("Add", (1, 3, 5, 6), (1, 1, 1, 6), "relu"),  # per-channel vector
+    ("Sub", (2, 3, 1, 4), (1, 1, 5, 1), "none"),  # both broadcast
+    ("Mul", (1, 2, 3, 7), (1, 1, 1, 1), "relu6"),  # scalar
+    ("Mul", (1, 6, 1, 1), (1, 6, 9, 1), "none"),  # a broadcast along the innermost loop
+]
+SOFTMAX = [((1, 10), -1, 1.0), ((3, 12), -1, 0.5), ((2, 3), -1, 1.0), ((1, 4, 5), 1, 1.0)]
+
+
+def _pool(op, shape, kernel, strides, pads, activation) -> Graph:
+    b = GraphBuilder(op.lower())
+    y = b.node(op, [b.input("x", "float32", shape)], kernel=kernel, strides=strides, pads=pads,
+               activation=activation)
+    return b.output(y).build()
+
+
+def _binary(op, a_shape, b_shape, activation) -> Graph:
+    b = GraphBuilder(op.lower())
+    y = b.node(op, [b.input("a", "float32", a_shape), b.input("b", "float32", b_shape)], activation=activation)
+    return b.output(y).build()
+
+
+def _softmax(shape, axis, beta) -> Graph:
+    b = GraphBuilder("softmax")
+    return b.output(b.node("Softmax", [b.input("x", "float32", shape)], axis=axis, beta=beta)).build()
+
+
+def _linear() -> list[Graph]:
+    graphs = []
+    for op, cases, seed in (("Conv2D", CONV, 0), ("DepthwiseConv2D", DEPTHWISE, 100),
+                            ("FullyConnected", FULLY_CONNECTED, 200)):
+        graphs += [float_layer(op, x, w, seed=seed + k, bias=k % 3 != 1, **attrs)
+                   for k, (x, w, attrs) in enumerate(cases)]
+    return graphs
+
+
+def _exact() -> list[Graph]:
+    """Layers whose kernels round as the reference does (average pooling sums in another
+    order than numpy's mean, so it is checked with the tolerance)."""
+    return ([_pool(*case) for case in POOLS if case[0] == "MaxPool2D"]
+            + [_binary(*case) for case in ELEMENTWISE])
+
+
+NEON_KERNELS = {"conv2d_f32", "depthwise_conv2d_f32", "fully_connected_f32", "max_pool2d_f32",
+                "average_pool2d_f32", "add_f32", "sub_f32", "mul_f32", "softmax_f32"}
+
+
+@pytest.fixture(scope="module")
+def aarch64():
+    reason = qemu_user.missing_tools(load_target("cortex-a53"))
+    if reason:
+        pytest.skip(reason)
+
+
+def _run(graphs: list[Graph], target: str):
+    """The merged graph, its NEON outputs under qemu-aarch64 and the numpy reference's."""
+    g, _, _ = merge(graphs)
+    t = load_target(target)
+    res = compile_graph(g, CompileOptions(t), name="t", model_file="t.test", model_sha256="0" * 64)
+    for kernel in set(res.manifest["kernels"]) & NEON_KERNELS:
+        assert kernel_variant(kernel, t.variants) == "neon", kernel
+    feeds = random_samples(res.manifest["inputs"], 2, seed=7)
+    got = qemu_user.run_generated(res.files, "t", feeds, t)
+    return g, res, [(out, run_graph(g, feed)) for feed, out in zip(feeds, got)]
+
+
+@pytest.mark.parametrize("target", ["cortex-a53", "cortex-a55"])
+def test_neon_float_kernels_match_the_reference(aarch64, target):
+    exact = _exact()
+    rounded = (_linear() + [_pool(*case) for case in POOLS if case[0] == "AveragePool2D"]
+               + [_softmax(*case) for case in SOFTMAX])
+    g, res, runs = _run(exact + rounded, target)
+    assert NEON_KERNELS <= set(res.manifest["kernels"])
+    for got, want in runs:
+        for k, name in enumerate(g.outputs):
+            if k < len(exact):
+                np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+            report = compare_output(name, got[name], want[name])
+            assert report.ok, (name, report)
+
+
+def test_gemm_panels_layout():
+    """Per block of channels (16, then the rest rounded up to 4): bias, then [K][width]."""
+    rows = np.arange(20 * 3, dtype=np.float32).reshape(20, 3)
+    bias = -np.arange(1, 21, dtype=np.float32)
+    panels = gemm_panels(rows, bias)
+    assert block_widths(20) == [16, 4] and block_widths(32) == [16, 16] and block_widths(9) == [12]
+    first, second = panels[:16 * 4].reshape(4, 16), panels[16 * 4:].reshape(4, 4)
+    np.testing.assert_array_equal(first[0], bias[:16])
+    np.testing.assert_array_equal(first[1:], rows[:16].T)
+    np.testing.assert_array_equal(second[0], bias[16:])
+    np.testing.assert_array_equal(second[1:], rows[16:].T)
+    narrow = gemm_panels(rows[:9], bias[:9]).reshape(4, 12)
+    assert not narrow[:, 9:].any()  # padded channels are zero
+
+
+def _computed_weights(op: str, x_shape, w_shape) -> Graph:
+    b = GraphBuilder("computed_w")
+    y = b.node(op, [b.input("x", "float32", x_shape), b.input("w", "float32", w_shape)], activation="relu")
+    return b.output(y).build()
+
+
+COMPUTED = [("Conv2D", (1, 5, 4, 3), (6, 3, 2, 3)), ("FullyConnected", (2, 7), (5, 7))]
+
+
+@pytest.mark.parametrize("op, x_shape, w_shape", COMPUTED)
+def test_reference_kernels_read_computed_weights_as_stored(op, x_shape, w_shape):
+    """Constant weights reach the reference kernels with the output channel last (HWIO,
+    [K][O]); weights computed at run time keep their stored layout (w_oc_stride = K)."""
+    from codegen.verify.host import run_generated
+
+    g = _computed_weights(op, x_shape, w_shape)
+    res = compile_graph(g, CompileOptions(load_target("host")), name="t", model_file="t.test", model_sha256="0" * 64)
+    (call,) = [c for c in res.lowered.calls if c.kernel.endswith("_f32")]
+    assert call.params["w_oc_stride"] == int(np.prod(w_shape[1:]))
+    feeds = random_samples(res.manifest["inputs"], 2, seed=3)
+    for feed, got in zip(feeds, run_generated(res.files, "t", feeds)):
+        want = run_graph(g, feed)
+        assert compare_output("y", got[g.outputs[0]], want[g.outputs[0]]).ok
+
+
+def test_neon_kernels_refuse_computed_weights():
+    from codegen.errors import KilnError
+
+    g = _computed_weights(*COMPUTED[0])
+    with pytest.raises(KilnError, match="needs constant weights"):
+        compile_graph(g, CompileOptions(load_target("cortex-a53")), name="t", model_file="t.test",
+                      model_sha256="0" * 64)

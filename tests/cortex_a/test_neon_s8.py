@@ -1,0 +1,150 @@
+"""The NEON int8 kernels (templates/kernels/neon, .../neon_dotprod) equal the numpy reference,
+which is bit-exact with TFLite Micro, on random layers run under qemu-aarch64: every path of
+the register-tiled GEMM (pointwise layers read in place or copied, im2col windows, pixel and
+channel counts that leave partial tiles, rows that are not a multiple of 16, one to six fully
+connected rows), of the depthwise kernel (16- and 8-channel blocks, scalar tails, depth
+multipliers, padding on every side, dilations), both requantization shifts, the three
+multiply modes (SMULL/SMLAL2 pairs on the Cortex-A53, single SMULL when a weight is -128,
+SDOT on the Cortex-A55), and the broadcasting Add (vector rows, broadcast lanes, scalar rows
+and tails). One executable per target."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from codegen.compiler import BuildResult, compile_graph
+from codegen.ir import Graph, GraphBuilder, Quant, run_graph
+from codegen.lower.packed import NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT
+from codegen.lower.variants import kernel_variant
+from codegen.options import CompileOptions
+from codegen.targets import load_target
+from codegen.verify import qemu_user
+from codegen.verify.samples import random_samples
+from ops.linear_testing import int8_layer, merge  # tests/ops, a namespace package beside this folder
+
+pytestmark = pytest.mark.usefixtures("cortex_a")
+
+# (input NHWC, weights, attributes and layer options)
+CONV = [
+    ((1, 5, 5, 16), (6, 1, 1, 16), {}),  # pointwise read in place; 25 pixels, 6 channels: partial tiles
+    ((1, 4, 3, 32), (9, 1, 1, 32), {"in_zp": -128}),
+    ((1, 5, 5, 8), (6, 1, 1, 8), {}),  # pointwise with 8 channels: copied to zero-padded columns
+    ((1, 6, 6, 5), (4, 1, 1, 5), {"strides": (2, 2)}),  # strided pointwise, K = 5: im2col
+    ((1, 7, 7, 3), (8, 3, 3, 3), {"pads": (1, 1, 1, 1)}),  # RGB stem, K = 27
+    ((1, 9, 9, 3), (8, 3, 3, 3), {"strides": (2, 2), "pads": (0, 0, 1, 1), "in_zp": 127}),  # SAME
+    ((2, 6, 5, 4), (5, 3, 3, 4), {"pads": (1, 1, 1, 1), "activation": "relu6", "out_zp": -100}),
+    ((1, 9, 8, 2), (4, 3, 2, 2), {"dilations": (2, 3), "pads": (2, 3, 2, 3)}),
+    ((1, 12, 4, 1), (6, 10, 4, 1), {"strides": (2, 2), "pads": (4, 1, 5, 1), "in_zp": 83}),  # KWS stem
+    ((1, 4, 4, 16), (9, 3, 3, 16), {"pads": (1, 1, 1, 1), "per_channel": False, "bias": False}),
+    ((1, 3, 3, 20), (6, 1, 1, 20), {"gain": 60.0}),  # right shifts of 1 to 3
+    ((1, 3, 4, 8), (4, 2, 2, 8), {"gain": 3000.0, "out_zp": -60}),  # left shifts
+]
+DEPTHWISE = [
+    ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded
+    ((1, 7, 7, 24), (1, 3, 3, 24), {"strides": (2, 2), "in_zp": -128}),
+    ((1, 8, 8, 12), (1, 3, 3, 12), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),  # 8 + a scalar group of 4
+    ((1, 9, 1, 10), (1, 5, 1, 10), {}),  # 1-D window, 8 + 2 channels
+    ((2, 6, 6, 8), (1, 3, 2, 8), {"dilations": (2, 1), "pads": (2, 1, 2, 0), "activation": "relu6"}),
+    ((1, 5, 4, 3), (1, 3, 3, 6), {"depth_multiplier": 2, "pads": (1, 1, 1, 1)}),  # scalar path
+    ((1, 4, 4, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1), "gain": 100.0}),
+    ((1, 5, 5, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1), "gain": 500.0, "in_zp": 100}),
+]
+FULLY_CONNECTED = [
+    ((1, 64), (12, 64), {}),  # rows read in place
+    ((3, 10), (7, 10), {"per_channel": False}),  # three single rows, padded to 16
+    ((6, 33), (5, 33), {"activation": "relu", "in_zp": -128, "out_zp": -128}),  # a tile of 4, then 2
+    ((1, 8), (9, 8), {"gain": 200.0, "bias": False}),
+]
+LINEAR = ("conv2d_s8", "depthwise_conv2d_s8", "fully_connected_s8")
+
+
+def build(g: Graph, target: str, name: str = "t") -> BuildResult:
+    return compile_graph(g, CompileOptions(load_target(target)), name=name, model_file=f"{name}.test",
+                         model_sha256="0" * 64)
+
+
+def linear_layers(**extra) -> list[Graph]:
+    graphs = []
+    for op, cases, seed in (("Conv2D", CONV, 0), ("DepthwiseConv2D", DEPTHWISE, 100),
+                            ("FullyConnected", FULLY_CONNECTED, 200)):
+        for k, (x_shape, w_shape, attrs) in enumerate(cases):
+            graphs.append(int8_layer(op, x_shape, w_shape, seed=seed + k, **{**attrs, **extra}))
+    return graphs
+
+
+def add_layer(a_shape, b_shape, activation: str, seed: int) -> Graph:
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder("add_s8")
+    qa, qb = Quant.of(float(rng.uniform(0.01, 0.1)), -7), Quant.of(float(rng.uniform(0.01, 0.1)), 12)
+    y = b.node("Add", [b.input("a", "int8", a_shape, qa), b.input("b", "int8", b_shape, qb)],
+               activation=activation, quant=Quant.of(float(rng.uniform(0.05, 0.2)), -20))
+    return b.output(y).build()
+
+
+ADD = [((1, 4, 4, 8), (1, 4, 4, 8), "none"),  # one contiguous row of 128: vectors only
+       ((1, 3, 5, 6), (1, 1, 1, 6), "relu"),  # b repeats every 6: rows of 6, scalar
+       ((2, 3, 1, 12), (1, 1, 5, 1), "relu6"),  # b one element per row of 12: broadcast lanes + tail
+       ((1, 2, 3, 5), (1, 2, 3, 5), "none")]  # 30 elements: 3 vectors and a scalar tail
+
+
+def run_and_compare(g: Graph, res: BuildResult, target: str, feeds: list[dict]) -> None:
+    got = qemu_user.run_generated(res.files, "t", feeds, load_target(target))
+    for feed, out in zip(feeds, got):
+        want = run_graph(g, feed)
+        for name in g.outputs:
+            np.testing.assert_array_equal(out[name], want[name], err_msg=name)
+
+
+def modes(res: BuildResult) -> set[int]:
+    return {c.params["mode"] for c in res.lowered.calls if "mode" in c.params}
+
+
+@pytest.mark.parametrize("target, gemm_variant, mode", [("cortex-a53", "neon", NEON_MLA_PAIRS),
+                                                         ("cortex-a55", "neon_dotprod", NEON_SDOT)])
+def test_neon_linear_kernels_equal_the_reference(target, gemm_variant, mode):
+    g, _, _ = merge(linear_layers())
+    res = build(g, target)
+    variants = load_target(target).variants
+    assert {k: kernel_variant(k, variants) for k in LINEAR} == {
+        "conv2d_s8": gemm_variant, "depthwise_conv2d_s8": "neon", "fully_connected_s8": gemm_variant}
+    assert modes(res) == {mode}
+    run_and_compare(g, res, target, random_samples(res.manifest["inputs"], 3, seed=5))
+
+
+def test_neon_add_equals_the_reference():
+    g, _, _ = merge([add_layer(a, b, act, seed=k) for k, (a, b, act) in enumerate(ADD)])
+    res = build(g, "cortex-a53")
+    assert kernel_variant("add_bcast_s8", load_target("cortex-a53").variants) == "neon"
+    run_and_compare(g, res, "cortex-a53", random_samples(res.manifest["inputs"], 3, seed=6))
+
+
+def test_weights_of_minus_128_take_the_single_product_path():
+    """Two products of -128 * -128 overflow int16: such layers (GEMM and depthwise) add one
+    product at a time. All weights and inputs at -128 hit exactly that case."""
+    conv = int8_layer("Conv2D", (1, 2, 3, 32), (5, 1, 1, 32), seed=1, in_zp=-128)
+    conv.values["w"].data[...] = -128
+    fc = int8_layer("FullyConnected", (2, 40), (6, 40), seed=2, w_min=-128)
+    fc.values["w"].data[0, :8] = -128
+    dw = int8_layer("DepthwiseConv2D", (1, 4, 4, 16), (1, 3, 3, 16), seed=3, pads=(1, 1, 1, 1), in_zp=-128)
+    dw.values["w"].data[...] = -128
+    g, _, _ = merge([conv, fc, dw])
+    res = build(g, "cortex-a53")
+    assert modes(res) == {NEON_MLA}
+    assert [c.params["pairs"] for c in res.lowered.calls if c.kernel == "depthwise_conv2d_s8"] == [False]
+    feeds = random_samples(res.manifest["inputs"], 2, seed=3)
+    feeds[0] = {k: np.full_like(v, -128) for k, v in feeds[0].items()}
+    run_and_compare(g, res, "cortex-a53", feeds)
+
+
+def test_neon_build_repacks_the_weights():
+    """The NEON build carries the weights in 4-row blocks of 16 bytes and one requantization
+    table, not the reference's multiplier/shift arrays; -128-free weights pair products."""
+    g = int8_layer("Conv2D", (1, 4, 4, 8), (6, 3, 3, 8), seed=1, pads=(1, 1, 1, 1))
+    res = build(g, "cortex-a53")
+    consts = {c.name: c for c in res.lowered.consts}
+    assert not any(n.startswith("multiplier_") or n.startswith("c_w") for n in consts)
+    w = next(c for n, c in consts.items() if n.startswith("w_"))
+    assert w.dtype == "int8" and w.data.size == 8 * 80  # 6 rows padded to 8, K = 72 padded to 80
+    (call,) = res.lowered.calls
+    assert call.params["k16"] == 80 and call.params["mode"] == NEON_MLA_PAIRS

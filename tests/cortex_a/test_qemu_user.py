@@ -1,0 +1,89 @@
+"""Cortex-A targets end to end: `kiln verify`, `run` and `profile` build a static AArch64
+executable and run it under qemu-aarch64; the counting plugin recognises the A64 marker and
+its counts are exact and repeatable; every MLPerf Tiny model verifies on the A53 and A55
+(slow)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from codegen.cli import main
+from codegen.options import CompileOptions
+from codegen.targets import load_target, with_kernels
+from codegen.verify.qemu_user import profile_generated
+from codegen.verify.run import verify_model
+from codegen.verify.samples import random_samples
+from ops.linear_testing import int8_layer, merge  # tests/ops, a namespace package beside this folder
+from test_neon_s8 import build
+
+pytestmark = pytest.mark.usefixtures("cortex_a")
+
+
+def test_kiln_verify_run_and_profile_on_cortex_a53(models_dir, tmp_path, capsys):
+    model = models_dir / "kws_ref_model.tflite"
+    assert main(["verify", str(model), "--target", "cortex-a53", "--samples", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "against tflite-micro" in out and "max abs error 0," in out and "kiln verify: ok" in out
+    x = random_samples([{"name": "x", "dtype": "int8", "shape": [1, 49, 10, 1]}], 1, seed=5)[0]["x"]
+    np.save(tmp_path / "x.npy", x)
+    for target in ("host", "cortex-a53"):
+        assert main(["run", str(model), "--target", target, "--input", str(tmp_path / "x.npy"),
+                     "--output-dir", str(tmp_path / target)]) == 0
+    (npy,) = sorted((tmp_path / "host").glob("*.npy"))
+    np.testing.assert_array_equal(np.load(tmp_path / "cortex-a53" / npy.name), np.load(npy))
+    capsys.readouterr()
+    assert main(["profile", str(model), "--target", "cortex-a55"]) == 0
+    report = capsys.readouterr().out
+    assert "qemu-aarch64 -cpu cortex-a76" in report and "neon_dotprod" in report and "total" in report
+
+
+def test_sanitize_is_refused_on_cortex_a(models_dir, capsys):
+    assert main(["verify", str(models_dir / "ad01_int8.tflite"), "--target", "cortex-a53", "--sanitize"]) == 2
+    assert "host target only" in capsys.readouterr().err
+
+
+def test_profile_counts_each_call_exactly_and_repeatably(insn_plugin):
+    """Per-call counts add up to the inference (the harness's markers add the model's return),
+    two samples cost the same to the instruction (the NEON kernels have no data-dependent
+    branches), and the NEON kernels take fewer instructions than the reference C at -O3."""
+    g, _, _ = merge([int8_layer("Conv2D", (1, 6, 6, 16), (16, 3, 3, 16), seed=1, pads=(1, 1, 1, 1)),
+                     int8_layer("DepthwiseConv2D", (1, 6, 6, 16), (1, 3, 3, 16), seed=2, pads=(1, 1, 1, 1)),
+                     int8_layer("FullyConnected", (1, 64), (10, 64), seed=3)])
+    totals = {}
+    for kernels in ("neon", "reference"):
+        target = with_kernels(load_target("cortex-a53"), (kernels,))
+        res = build(g, "cortex-a53") if kernels == "neon" else _build_with(g, target)
+        feeds = random_samples(res.manifest["inputs"], 2, seed=4)
+        prof = profile_generated(res.files, "t", res.manifest, target, feeds, plugin=insn_plugin)
+        assert len(prof.calls) == len(res.manifest["fusion_groups"])
+        assert all(min(c.instructions) > 0 for c in prof.calls)
+        for k in range(2):
+            assert 0 < prof.totals[k] - sum(c.instructions[k] for c in prof.calls) < 50
+        if kernels == "neon":
+            assert prof.totals[0] == prof.totals[1]
+            assert {c.variant for c in prof.calls if c.kernel.endswith("_s8")} == {"neon"}
+        totals[kernels] = prof.totals[0]
+    assert totals["neon"] * 3 < totals["reference"]
+
+
+def _build_with(g, target):
+    from codegen.compiler import compile_graph
+
+    return compile_graph(g, CompileOptions(target), name="t", model_file="t.test", model_sha256="0" * 64)
+
+
+MLPERF = ["kws_ref_model.tflite", "kws_ref_model_float32.tflite", "vww_96_int8.tflite", "vww_96_float.tflite",
+          "pretrainedResnet_quant.tflite", "pretrainedResnet.tflite", "ad01_int8.tflite", "ad01_fp32.tflite",
+          "str_ww_ref_model.tflite"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["cortex-a53", "cortex-a55"])
+@pytest.mark.parametrize("model", MLPERF)
+def test_mlperf_model_on_cortex_a(models_dir, model, target):
+    res = verify_model(models_dir / model, CompileOptions(load_target(target)), samples=20, seed=7)
+    for out in res.outputs:
+        assert out.ok, f"{out.name}: {out.mismatches}/{out.elements} off, max abs error {out.max_abs_error}"
+        if out.dtype == "int8":
+            assert out.max_abs_error == 0
