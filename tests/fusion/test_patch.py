@@ -327,19 +327,20 @@ def test_apply_refuses_a_bad_stage(pick, tiles, message):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ["host", "cortex-m4"])
-def test_vww_patched_is_bit_exact_with_tflm_and_needs_less_ram(models_dir, target):
-    """VWW's patched first stage on the host's portable kernels and the M4's DSP kernels (bands
-    of other heights and pads than the layer-by-layer calls), against TFLite Micro."""
+@pytest.mark.parametrize("target, tools", [("host", ()), ("cortex-m4", ("arm-none-eabi-gcc", "qemu-system-arm")),
+                                           ("cortex-m55", ("arm-none-eabi-gcc", "qemu-system-arm")),
+                                           ("cortex-a72", ("aarch64-linux-gnu-gcc", "qemu-aarch64"))])
+def test_vww_patched_is_bit_exact_with_tflm_and_needs_less_ram(models_dir, target, tools):
+    """VWW's patched first stage on the portable, DSP, Helium and NEON kernels (bands of other
+    heights and pads than the layer-by-layer calls), against TFLite Micro."""
+    import shutil
+
     from codegen.compiler import compile_model
     from codegen.options import CompileOptions
     from codegen.verify.run import verify_model
 
-    if target != "host":
-        import shutil
-
-        if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
-            pytest.skip("the Arm toolchain or QEMU is missing")
+    if any(shutil.which(t) is None for t in tools):
+        pytest.skip(f"{' or '.join(tools)} missing")
     model = models_dir / "vww_96_int8.tflite"
     options = CompileOptions(load_target(target), patch_stage=True)
     assert verify_model(model, options, samples=3).ok
