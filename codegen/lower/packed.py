@@ -188,7 +188,7 @@ def _neon_gemm_fields(node: Node, ctx, rows: np.ndarray, variant: str, fc_per_te
 
 def _conv2d_neon(node: Node, ctx, params: dict, w: np.ndarray) -> None:
     """Four pixels' windows (im2col, or the input itself for a pointwise layer with 16k
-    channels) against blocks of four output channels: a 4x4 register tile."""
+    channels) against blocks of four output channels (SDOT: eight), in one register tile."""
     rows = w.reshape(w.shape[0], -1)
     p, fields, packed = _neon_gemm_fields(node, ctx, rows, ctx.kernel_variant("conv2d_s8"))
     ctx.call(node, "conv2d_s8", {**params, **fields, "input_zp": p.input_zp},
@@ -198,7 +198,7 @@ def _conv2d_neon(node: Node, ctx, params: dict, w: np.ndarray) -> None:
 
 def _fully_connected_neon(node: Node, ctx, params: dict, w: np.ndarray) -> None:
     """Four input rows at a time (copied to zero-padded scratch unless their length is a
-    multiple of 16) against blocks of four output channels."""
+    multiple of 16) against blocks of four output channels (SDOT: eight)."""
     _, fields, packed = _neon_gemm_fields(node, ctx, w, ctx.kernel_variant("fully_connected_s8"),
                                           fc_per_tensor=True)
     scratch = ScratchArg(4 if fields["k16"] == w.shape[1] else 4 * fields["k16"])
@@ -214,11 +214,11 @@ for _variant in ("neon", "neon_dotprod"):
 @_lowering("depthwise_conv2d_s8", "neon")
 def _depthwise_neon(node: Node, ctx, params: dict, w: np.ndarray) -> None:
     """Weights as stored; scratch: a row of input_zp (what padding taps read), then per tap
-    of the window a pointer and an offset."""
+    of the window a pointer, an offset and 16 bytes (eight channels' weights twice)."""
     taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
     p, out = _mve_requant(node, ctx, taps.T)
     zp_row = repack.round_up(params["in_c"], 16)
     fields = {"input_zp": p.input_zp, "zp_row_bytes": zp_row, "pairs": not (taps == -128).any()}
     ctx.call(node, "depthwise_conv2d_s8", {**params, **out, **fields},
              [ctx.tensor(node.inputs[0]), ctx.constant(node, "w", taps, "int8"), ctx.tensor(node.outputs[0]),
-              ScratchArg(zp_row + (8 + 4) * params["k_h"] * params["k_w"])], headers=NEON_HEADERS)
+              ScratchArg(zp_row + (8 + 4 + 16) * params["k_h"] * params["k_w"])], headers=NEON_HEADERS)

@@ -21,6 +21,10 @@ mve (Armv8.1-M Helium): `mve_gemm_rows` (blocks of four rows, 16 bytes at a time
 VMLADAVA.S8), `mve_requant` (per-channel vectors for VQRDMULH / VRSHL) and
 `even_odd_order` (the depthwise kernel's channel order within groups of eight). Depthwise
 weights stay in their stored [k_h][k_w][channels] order.
+
+neon (AArch64, runtime_c/kiln_neon_s8.h): the SMULL/SMLAL2 GEMM kernels read Helium's
+`mve_gemm_rows`, and every NEON kernel Helium's `mve_requant` tables; neon_dotprod's SDOT
+kernels read `sdot_gemm_blocks` (eight rows, four bytes of each per group of four k).
 """
 
 from __future__ import annotations

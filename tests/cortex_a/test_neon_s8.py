@@ -5,22 +5,23 @@ channel counts that leave partial tiles, rows that are not a multiple of 16, one
 connected rows), of the depthwise kernel (16- and 8-channel blocks, scalar tails, depth
 multipliers, padding on every side, dilations), both requantization shifts, the three
 multiply modes (SMULL/SMLAL2 pairs on the Cortex-A53, single SMULL when a weight is -128,
-SDOT on the Cortex-A55), and the broadcasting Add (vector rows, broadcast lanes, scalar rows
-and tails). One executable per target."""
+SDOT on the Cortex-A55), the broadcasting Add (vector rows, broadcast lanes, scalar rows
+and tails) and the average pool (16-channel blocks, scalar channels, clipped windows). One
+executable per target."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from codegen.compiler import BuildResult, compile_graph
+from codegen.compiler import BuildResult
 from codegen.ir import Graph, GraphBuilder, Quant, run_graph
 from codegen.lower.packed import NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT
 from codegen.lower.variants import kernel_variant
-from codegen.options import CompileOptions
 from codegen.targets import load_target
 from codegen.verify import qemu_user
 from codegen.verify.samples import random_samples
+from cortex_a_testing import build
 from ops.linear_testing import int8_layer, merge  # tests/ops, a namespace package beside this folder
 
 pytestmark = pytest.mark.usefixtures("cortex_a")
@@ -59,11 +60,6 @@ FULLY_CONNECTED = [
 LINEAR = ("conv2d_s8", "depthwise_conv2d_s8", "fully_connected_s8")
 
 
-def build(g: Graph, target: str, name: str = "t") -> BuildResult:
-    return compile_graph(g, CompileOptions(load_target(target)), name=name, model_file=f"{name}.test",
-                         model_sha256="0" * 64)
-
-
 def linear_layers(**extra) -> list[Graph]:
     graphs = []
     for op, cases, seed in (("Conv2D", CONV, 0), ("DepthwiseConv2D", DEPTHWISE, 100),
@@ -86,6 +82,20 @@ ADD = [((1, 4, 4, 8), (1, 4, 4, 8), "none"),  # one contiguous row of 128: vecto
        ((1, 3, 5, 6), (1, 1, 1, 6), "relu"),  # b repeats every 6: rows of 6, scalar
        ((2, 3, 1, 12), (1, 1, 5, 1), "relu6"),  # b one element per row of 12: broadcast lanes + tail
        ((1, 2, 3, 5), (1, 2, 3, 5), "none")]  # 30 elements: 3 vectors and a scalar tail
+
+
+def pool_layer(shape, kernel, strides, pads, seed: int) -> Graph:
+    b = GraphBuilder("pool_s8")
+    q = Quant.of(0.05, seed - 10)
+    y = b.node("AveragePool2D", [b.input("x", "int8", shape, q)], kernel=kernel, strides=strides, pads=pads,
+               activation="relu" if seed % 2 else "none", quant=q)
+    return b.output(y).build()
+
+
+POOL = [((1, 25, 5, 64), (25, 5), (25, 5), (0, 0, 0, 0)),  # KWS: global, 125 positions, 4 blocks
+        ((1, 7, 6, 24), (3, 3), (2, 2), (1, 1, 1, 1)),  # windows clipped by the padding; 16 + 8 scalar
+        ((1, 5, 5, 6), (2, 2), (1, 1), (0, 0, 0, 0)),  # scalar channels only
+        ((1, 17, 16, 16), (17, 16), (1, 1), (0, 0, 0, 0))]  # 272 positions (beyond int16 sums)
 
 
 def run_and_compare(g: Graph, res: BuildResult, target: str, feeds: list[dict]) -> None:
@@ -112,10 +122,12 @@ def test_neon_linear_kernels_equal_the_reference(target, gemm_variant, mode):
     run_and_compare(g, res, target, random_samples(res.manifest["inputs"], 3, seed=5))
 
 
-def test_neon_add_equals_the_reference():
-    g, _, _ = merge([add_layer(a, b, act, seed=k) for k, (a, b, act) in enumerate(ADD)])
+def test_neon_add_and_average_pool_equal_the_reference():
+    g, _, _ = merge([add_layer(a, b, act, seed=k) for k, (a, b, act) in enumerate(ADD)] +
+                    [pool_layer(*case, seed=k) for k, case in enumerate(POOL)])
     res = build(g, "cortex-a53")
-    assert kernel_variant("add_bcast_s8", load_target("cortex-a53").variants) == "neon"
+    variants = load_target("cortex-a53").variants
+    assert {kernel_variant(k, variants) for k in ("add_bcast_s8", "average_pool2d_s8")} == {"neon"}
     run_and_compare(g, res, "cortex-a53", random_samples(res.manifest["inputs"], 3, seed=6))
 
 
@@ -148,3 +160,39 @@ def test_neon_build_repacks_the_weights():
     assert w.dtype == "int8" and w.data.size == 8 * 80  # 6 rows padded to 8, K = 72 padded to 80
     (call,) = res.lowered.calls
     assert call.params["k16"] == 80 and call.params["mode"] == NEON_MLA_PAIRS
+
+
+@pytest.mark.parametrize("target", ["cortex-a53", "cortex-a55"])
+def test_neon_kernels_compile_at_every_optimization_level(target, tmp_path):
+    """`--opt-level` may build the kernels at any level: the forced-inline helpers and SDOT's
+    lane arguments must compile from -O0 to -Os, with the strict flags."""
+    import subprocess
+
+    from codegen.verify.toolchain import STRICT_FLAGS
+
+    g, _, _ = merge([int8_layer("Conv2D", (1, 4, 4, 8), (6, 3, 3, 8), seed=1, pads=(1, 1, 1, 1)),
+                     int8_layer("DepthwiseConv2D", (1, 4, 4, 24), (1, 3, 3, 24), seed=2, pads=(1, 1, 1, 1)),
+                     int8_layer("FullyConnected", (2, 20), (5, 20), seed=3), add_layer(*ADD[2], seed=4),
+                     pool_layer(*POOL[1], seed=5)])
+    res = build(g, target)
+    for fname, text in res.files.items():
+        (tmp_path / fname).write_text(text)
+    flags = [f for f in load_target(target).cflags if not f.startswith("-O")]
+    for level in ("-O0", "-O1", "-O2", "-Os"):
+        proc = subprocess.run(["aarch64-linux-gnu-gcc", *flags, level, *STRICT_FLAGS, "-c", "t.c", "-o", "t.o"],
+                              cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, f"{level}: {proc.stderr[-2000:]}"
+
+
+def test_average_pool_float_division_is_the_integer_one():
+    """The NEON average pool divides window sums in float (kiln_average_pool2d_s8_avg4): for
+    every count up to 300 and every possible sum, and for large counts on random sums, the
+    truncated float32 quotient of sum +- count / 2 equals kiln_rounding_avg_s32's."""
+    rng = np.random.default_rng(0)
+    cases = [(c, np.arange(-128 * c, 127 * c + 1, dtype=np.int64)) for c in range(1, 301)]
+    cases += [(c, rng.integers(-128 * c, 127 * c + 1, 200_000)) for c in (1000, 12345, 40000, 65535, 65536)]
+    for count, sums in cases:
+        a = np.where(sums > 0, sums + count // 2, sums - count // 2)
+        want = np.where(a >= 0, a // count, -((-a) // count))  # C's truncating division
+        got = np.trunc(a.astype(np.float32) / np.float32(count)).astype(np.int64)
+        np.testing.assert_array_equal(got, want, err_msg=f"count {count}")

@@ -14,13 +14,13 @@ from codegen.targets import load_target, with_kernels
 from codegen.verify.qemu_user import profile_generated
 from codegen.verify.run import verify_model
 from codegen.verify.samples import random_samples
+from cortex_a_testing import build
 from ops.linear_testing import int8_layer, merge  # tests/ops, a namespace package beside this folder
-from test_neon_s8 import build
 
 pytestmark = pytest.mark.usefixtures("cortex_a")
 
 
-def test_kiln_verify_run_and_profile_on_cortex_a53(models_dir, tmp_path, capsys):
+def test_kiln_verify_and_run_on_cortex_a53(models_dir, tmp_path, capsys):
     model = models_dir / "kws_ref_model.tflite"
     assert main(["verify", str(model), "--target", "cortex-a53", "--samples", "2"]) == 0
     out = capsys.readouterr().out
@@ -32,7 +32,10 @@ def test_kiln_verify_run_and_profile_on_cortex_a53(models_dir, tmp_path, capsys)
                      "--output-dir", str(tmp_path / target)]) == 0
     (npy,) = sorted((tmp_path / "host").glob("*.npy"))
     np.testing.assert_array_equal(np.load(tmp_path / "cortex-a53" / npy.name), np.load(npy))
-    capsys.readouterr()
+
+
+def test_kiln_profile_on_cortex_a55(models_dir, capsys):
+    model = models_dir / "kws_ref_model.tflite"
     assert main(["profile", str(model), "--target", "cortex-a55"]) == 0
     report = capsys.readouterr().out
     assert "qemu-aarch64 -cpu cortex-a76" in report and "neon_dotprod" in report and "total" in report
@@ -53,7 +56,7 @@ def test_profile_counts_each_call_exactly_and_repeatably(insn_plugin):
     totals = {}
     for kernels in ("neon", "reference"):
         target = with_kernels(load_target("cortex-a53"), (kernels,))
-        res = build(g, "cortex-a53") if kernels == "neon" else _build_with(g, target)
+        res = build(g, target)
         feeds = random_samples(res.manifest["inputs"], 2, seed=4)
         prof = profile_generated(res.files, "t", res.manifest, target, feeds, plugin=insn_plugin)
         assert len(prof.calls) == len(res.manifest["fusion_groups"])
@@ -67,10 +70,41 @@ def test_profile_counts_each_call_exactly_and_repeatably(insn_plugin):
     assert totals["neon"] * 3 < totals["reference"]
 
 
-def _build_with(g, target):
-    from codegen.compiler import compile_graph
+def test_plugin_counts_equal_a_single_step_trace(tmp_path, insn_plugin):
+    """Every executed guest instruction is one trace line with -singlestep: the plugin's total
+    and the position of each A64 marker (hint #127) in the trace are its counts, exactly."""
+    import re
+    import subprocess
 
-    return compile_graph(g, CompileOptions(target), name="t", model_file="t.test", model_sha256="0" * 64)
+    from codegen.verify import host
+    from codegen.verify.profile import MARKS_FILE, split_marks
+    from codegen.verify.qemu_user import build_executable, launcher
+
+    g, _, _ = merge([int8_layer("Conv2D", (1, 4, 4, 16), (8, 3, 3, 16), seed=1, pads=(1, 1, 1, 1))])
+    res = build(g, "cortex-a53")
+    target = load_target("cortex-a53")
+    feeds = random_samples(res.manifest["inputs"], 2, seed=1)
+    exe, _ = build_executable(res.files, "t", target, tmp_path, profile=True)
+    host.run_samples(exe, res.manifest, feeds, tmp_path,
+                     launcher=launcher(target, [str(insn_plugin), f"out={tmp_path / MARKS_FILE}"]))
+    text = (tmp_path / MARKS_FILE).read_text()
+    marks = [m for chunk in split_marks(text, len(res.manifest["fusion_groups"]), 2) for m in chunk]
+    total = int(re.search(r"total (\d+)", text).group(1))
+
+    trace = tmp_path / "trace"
+    host.run_samples(exe, res.manifest, feeds, tmp_path,
+                     launcher=launcher(target) + ("-singlestep", "-d", "exec,nochain", "-D", str(trace)))
+    dump = subprocess.run(["aarch64-linux-gnu-objdump", "-d", str(exe)], capture_output=True, text=True).stdout
+    marker_pcs = {int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):\s+d5032fff\s", dump, re.M)}
+    assert marker_pcs
+    at_markers, n = [], 0
+    for line in trace.read_text().splitlines():
+        if line.startswith("Trace"):
+            n += 1
+            if int(line.split("[")[1].split("/")[1], 16) in marker_pcs:
+                at_markers.append(n)
+    assert n == total
+    assert at_markers == marks
 
 
 MLPERF = ["kws_ref_model.tflite", "kws_ref_model_float32.tflite", "vww_96_int8.tflite", "vww_96_float.tflite",

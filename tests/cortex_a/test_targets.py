@@ -48,3 +48,15 @@ def test_cli_refuses_an_unknown_kernel_variant(capsys, tmp_path):
                  "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no kernel variant 'neon_dotprod'" in err
+
+
+def test_missing_tools_name_the_debian_package(monkeypatch):
+    import dataclasses
+
+    from codegen.verify import qemu_user
+
+    a53 = load_target("cortex-a53")
+    assert "gcc-aarch64-linux-gnu" in qemu_user.missing_tools(dataclasses.replace(a53, cc="no-such-gcc"))
+    monkeypatch.setattr(qemu_user, "QEMU_USER", "no-such-qemu")
+    reason = qemu_user.missing_tools(dataclasses.replace(a53, cc="python3"))
+    assert "qemu-user" in reason and "no-such-qemu" in reason
