@@ -51,12 +51,15 @@ def allow_depthwise_inplace(ctx: LowerContext, call: KernelCall) -> KernelCall:
     return call
 
 
-def conv_overlap_shift(p: dict, itemsize: int) -> int:
+def conv_overlap_shift(p: dict, itemsize: int, tile: int = 1) -> int:
     """The least offset(input) - offset(output) at which the reference conv kernel never
     overwrites input it has still to read. It writes output pixel q (all channels, row-major
     over batch, oy, ox) while reading q's window; every input pixel from m(q) on (the first
     pixel read by q or any later output pixel) is still needed. So output pixel q must end
-    at or below input pixel m(q): (q + 1) * out_pixel <= shift + m(q) * in_pixel for all q."""
+    at or below input pixel m(q): (q + 1) * out_pixel <= shift + m(q) * in_pixel for all q.
+    A kernel computing `tile` pixels at once (NEON's float conv: whole tiles of the pixels
+    flattened over batches, then single ones) writes a tile s..s+tile-1 while reading any of
+    its windows: the tile must end at or below m(s)."""
     oy, ox = np.arange(p["out_h"]), np.arange(p["out_w"])
 
     def first_valid(start, size, k, dilation):
@@ -73,24 +76,30 @@ def conv_overlap_shift(p: dict, itemsize: int) -> int:
     needed = np.minimum.accumulate(first[::-1])[::-1]  # m(q): min over q' >= q
     out_px, in_px = p["out_c"] * itemsize, p["in_c"] * itemsize
     q = np.arange(first.size, dtype=np.int64)
-    finite = needed < (1 << 40)
+    tiled = q < first.size - first.size % tile
+    start = np.where(tiled, q - q % tile, q)
+    end = np.where(tiled, start + tile, q + 1)
+    finite = needed[start] < (1 << 40)
     if not finite.any():
         return 0
-    return max(int(((q[finite] + 1) * out_px - needed[finite] * in_px).max()), 0)
+    return max(int((end[finite] * out_px - needed[start][finite] * in_px).max()), 0)
 
 
-def allow_conv_overlap(ctx: LowerContext, call: KernelCall) -> KernelCall:
+def allow_conv_overlap(ctx: LowerContext, call: KernelCall, tile: int = 1) -> KernelCall:
     """A reference conv2d call may write its output partly over its input (TinyEngine-style
     partial overlap): the input starting `conv_overlap_shift` bytes or more above the output.
     Declared only when that overlap saves bytes (shift below the output's size); not for the
-    repacked (DSP/MVE) variants, which read two output pixels' windows ahead."""
-    if call.kernel not in ("conv2d_s8", "conv2d_f32") or ctx.kernel_variant(call.kernel) != "reference":
+    repacked (DSP/MVE) variants, which read two output pixels' windows ahead, unless the
+    caller gives the `tile` of pixels its kernel reads ahead (codegen/lower/repack_f32.py)."""
+    if call.kernel not in ("conv2d_s8", "conv2d_f32"):
+        return call
+    if tile == 1 and ctx.kernel_variant(call.kernel) != "reference":
         return call
     if not isinstance(call.args[0], TensorArg):
         return call
     p = call.params
     itemsize = 1 if call.kernel.endswith("s8") else 4
-    shift = conv_overlap_shift(p, itemsize)
+    shift = conv_overlap_shift(p, itemsize, tile)
     out_bytes = p["batches"] * p["out_h"] * p["out_w"] * p["out_c"] * itemsize
     if shift < out_bytes:
         ctx.allow_inplace(call, call.writes[0], call.args[0].value, overlap=shift)

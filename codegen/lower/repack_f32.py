@@ -1,5 +1,6 @@
-"""Compile-time layout of the NEON float32 GEMM kernels' weights, and the lowering that hands
-them to templates/kernels/neon/conv2d_f32 and fully_connected_f32.
+"""Compile-time layouts of the float32 Conv2D / FullyConnected weights, and the lowering that
+hands them to the kernels: templates/kernels/neon/conv2d_f32 and fully_connected_f32 (packed
+panels), or the reference kernels (output channel last).
 
 The NEON micro-kernels (templates/kernels/neon/_gemm_f32.c.j2) compute a tile of up to 4 rows
 (output pixels, or input rows of a fully connected layer) by up to 16 output channels: 16
@@ -9,6 +10,10 @@ block of 16 output channels (the last one narrowed to the channels left, rounded
 the block's bias, then for each k in order the block's weights of that k. Padded channels
 hold zeros and are computed but never stored. Summation stays in the reference kernels'
 order (k ascending, then the bias), so only FMA's single rounding separates the results.
+
+The reference kernels sum all output channels of a pixel (a row) at once, one term after the
+other; with the output channel last in the weights their innermost loop is contiguous and
+compilers vectorise it, and each sum keeps its order (`reference_weights`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Node
+from codegen.lower.inplace import allow_conv_overlap
 from codegen.lower.kernel import Arg, ScratchArg
 
 BLOCK = 16  # output channels of a full tile: four float32x4 accumulators per row
@@ -93,6 +99,7 @@ def lower_neon_f32(node: Node, ctx, kernel: str, params: dict) -> bool:
     # General windows are gathered (im2col) into ROWS rows of `depth` floats; a pointwise
     # layer's rows are its input pixels as they lie.
     scratch = ScratchArg(4 if pointwise else ROWS * depth * 4)
-    ctx.call(node, kernel, {**params, "depth": depth, "pointwise": pointwise},
-             [ctx.tensor(node.inputs[0]), panels, out, scratch])
+    call = ctx.call(node, kernel, {**params, "depth": depth, "pointwise": pointwise},
+                    [ctx.tensor(node.inputs[0]), panels, out, scratch])
+    allow_conv_overlap(ctx, call, tile=ROWS)  # it reads a tile's windows until it writes the tile
     return True

@@ -7,7 +7,10 @@ pooling, broadcasting Add/Sub/Mul and softmax, all in one executable per target.
 
 FMA rounds once where the reference rounds twice, so the linear kernels and softmax agree to
 codegen/verify/compare.py's float tolerance; pooling and elementwise kernels do the same IEEE
-operations in the same order and must agree exactly.
+operations in the same order and must agree exactly. Also: the weight layouts of
+codegen/lower/repack_f32.py (NEON panels; the reference kernels' output-channel-last weights
+and their fallback for computed weights), the strict flags at every optimization level, and
+the NEON convolution writing its output over its input (partial overlap by 4-pixel tiles).
 """
 
 from __future__ import annotations
@@ -185,3 +188,67 @@ def test_neon_kernels_refuse_computed_weights():
     with pytest.raises(KilnError, match="needs constant weights"):
         compile_graph(g, CompileOptions(load_target("cortex-a53")), name="t", model_file="t.test",
                       model_sha256="0" * 64)
+
+
+# The levels the other tests do not build (targets: cortex-a53 -O3, host -O2).
+@pytest.mark.parametrize("target, cc, levels", [("cortex-a53", "aarch64-linux-gnu-gcc", ("-O1", "-O2", "-Os")),
+                                                ("host", "gcc", ("-O1", "-Os", "-O3"))])
+def test_float_kernels_compile_at_every_optimization_level(aarch64, target, cc, levels, tmp_path):
+    """GCC's warnings depend on what it inlines and unrolls (-Warray-bounds and
+    -Waggressive-loop-optimizations fire on constant-propagated loops): the NEON kernels and
+    the reference ones they are measured against must pass the strict flags at any level."""
+    import subprocess
+
+    from codegen.verify.toolchain import STRICT_FLAGS
+
+    g, _, _ = merge(_linear() + _exact() + [_softmax(*case) for case in SOFTMAX])
+    res = compile_graph(g, CompileOptions(load_target(target)), name="t", model_file="t.test", model_sha256="0" * 64)
+    for fname, text in res.files.items():
+        (tmp_path / fname).write_text(text)
+    flags = [f for f in load_target(target).cflags if not f.startswith("-O")]
+    for level in levels:
+        proc = subprocess.run([cc, *flags, level, *STRICT_FLAGS, "-c", "t.c", "-o", "t.o"], cwd=tmp_path,
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, f"{level}: {proc.stderr[-2000:]}"
+
+
+# (input NHWC, weights OHWI, attributes): general windows, dense and strided pointwise layers
+# (one with fewer output than input channels in two blocks: a tile's first block is written
+# while the second still reads the tile's input pixels), single pixels after the tiles of 4,
+# two batches
+OVERLAP = [((1, 6, 7, 4), (8, 3, 3, 4), {"pads": (1, 1, 1, 1)}),
+           ((1, 5, 5, 4), (20, 1, 1, 4), {}),
+           ((1, 5, 5, 24), (20, 1, 1, 24), {}),
+           ((1, 7, 7, 8), (6, 1, 1, 8), {"strides": (2, 2)}),
+           ((2, 8, 7, 6), (5, 3, 2, 6), {"dilations": (2, 1), "pads": (2, 0, 1, 1)})]
+
+
+def test_neon_conv_partial_overlap_bit_exact(aarch64):
+    """Every NEON conv forced to write its output over its input (at the least shift of a
+    4-pixel tile, codegen/lower/inplace.py) gives the same bits as with separate buffers."""
+    from codegen.emit.render import render
+    from codegen.memory import Plan, validate_plan
+    from codegen.memory.planners import greedy_aliases, place_greedy
+
+    b = GraphBuilder("overlap")
+    rng = np.random.default_rng(11)
+    for k, (shape, wshape, attrs) in enumerate(OVERLAP):
+        y = b.node("Clip", [b.input(f"x{k}", "float32", shape)], name=f"clip{k}", min=-1.5, max=1.5)
+        w = b.const(f"w{k}", rng.standard_normal(wshape).astype(np.float32))
+        y = b.node("Conv2D", [y, w, b.const(f"b{k}", rng.standard_normal(wshape[0]).astype(np.float32))],
+                   name=f"conv{k}", **attrs)
+        b.output(b.node("Clip", [y], name=f"out{k}", min=-3.0, max=3.0))
+    t = load_target("cortex-a53")
+    plain = compile_graph(b.build(), CompileOptions(t, planner="linear"), name="t", model_file="t.test",
+                          model_sha256="0" * 64)
+    chosen = greedy_aliases(plain.buffers, plain.aliases)
+    assert sorted(a.out for a in chosen if a.out.startswith("conv")) == [f"conv{k}" for k in range(len(OVERLAP))]
+    offsets = place_greedy(plain.buffers, chosen)
+    arena = max(offsets[buf.name] + buf.size for buf in plain.buffers)
+    plan = Plan(offsets, arena, plain.plan.lower_bound, "forced", "FEASIBLE", aliases=tuple(a.pair for a in chosen))
+    validate_plan(plain.buffers, plan, plain.aliases)
+    forced = {**plain.files, **render(plain.lowered, plan, name="t", model_file="t.test", model_sha256="0" * 64)}
+    feeds = random_samples(plain.manifest["inputs"], 2, seed=4)
+    for a, want in zip(qemu_user.run_generated(forced, "t", feeds, t), qemu_user.run_generated(plain.files, "t", feeds, t)):
+        for name in want:
+            np.testing.assert_array_equal(a[name], want[name], err_msg=name)
