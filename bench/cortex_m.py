@@ -9,15 +9,18 @@ Counts come from `kiln profile`'s machinery (codegen/verify/profile.py: the QEMU
 every executed instruction between the markers around the model call), one inference on a
 fixed random int8 input. Sizes come from arm-none-eabi-size on the firmware (the model plus
 the test harness and startup code; the samples live outside the budget) and on the model's
-objects alone; the stack is the harness's measured high-water mark. TFLite Micro is not
-built here: its figures are the ones published in shared/models/README.md, measured with the
-same toolchain, board and counting method.
+objects alone; the stack is the harness's measured high-water mark. TFLite Micro + CMSIS-NN is
+not built here (its code stays outside the repository): its counts and sizes, measured on the
+same boards with the same toolchain and plugin, are read from bench/peers/tflm_cmsis_nn.json,
+whose README says how they were made; a target missing there falls back to the M4 figures
+published in shared/models/README.md, marked as such.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import platform
 import subprocess
 import tempfile
@@ -40,6 +43,7 @@ TFLM_M4 = {"KWS": (43_114_455, 7_699_864, 22_820, 147_908),
            "IC": (107_490_876, 29_863_324, 54_996, 187_456),
            "AD": (1_953_946, 582_926, 2_580, 318_320),
            "streaming wake word": (8_299_807, 2_227_075, 16_596, 165_348)}
+PEERS_FILE = ROOT / "bench" / "peers" / "tflm_cmsis_nn.json"
 KERNEL_GROUPS = [("conv", "conv2d_s8"), ("depthwise", "depthwise_conv2d_s8"), ("fully connected", "fully_connected_s8"),
                  ("add", "add_bcast_s8"), ("avg pool", "average_pool2d_s8"), ("softmax", "softmax_s8")]
 
@@ -71,7 +75,31 @@ def _commit() -> str:
     return proc.stdout.strip() or "unknown"
 
 
-def render(results: dict, toolchain: str) -> str:
+@dataclasses.dataclass(frozen=True)
+class PeerFigures:
+    """TFLite Micro + CMSIS-NN for one model on one target: measured, or published (M4 only)."""
+    instructions: int
+    arena: int
+    flash: int  # text + rodata + data of its firmware
+    ram: int | None  # data + bss (arena at its smallest) + stack; not published
+    measured: bool
+
+
+def peer_figures(name: str, target: str, peers: dict) -> PeerFigures:
+    m = peers.get(target, {}).get(name)
+    if m is not None:
+        return PeerFigures(m["instructions"], m["arena"], m["text"] + m["rodata"] + m["data"],
+                           m["data"] + m["bss"] + m["stack"], True)
+    _, cmsis, arena, flash = TFLM_M4[name]
+    return PeerFigures(cmsis, arena, flash, None, False)
+
+
+def _peer(n: int, p: PeerFigures) -> str:
+    return _fmt(n) if p.measured else f"{_fmt(n)}\u2020"
+
+
+def render(results: dict, toolchain: str, peers: dict | None = None) -> str:
+    peers = {} if peers is None else peers
     lines = ["# Cortex-M: instructions per inference, flash and RAM (MLPerf Tiny, int8)", "",
              f"Command: `python -m bench.cortex_m` (from the repository root; commit {_commit()}).  ",
              f"Toolchain and emulator: {toolchain}; host {platform.machine()}, Python {platform.python_version()}.",
@@ -85,21 +113,23 @@ def render(results: dict, toolchain: str) -> str:
              "portable C kernels only. Every fast build is bit-exact with TFLite Micro (`pytest tests/cortex_m "
              "-m slow`, 20 samples per model and target; `tests/cortex_m/test_dsp_kernels.py` per kernel).",
              "",
-             "**TFLite Micro columns are published figures, not measured by this script**: "
-             "shared/models/README.md (TFLite Micro built from source with arm-none-eabi-gcc 12.2 `-O2`, run on "
-             "the same QEMU M4 board under the same kind of counting plugin; M7 within 2 % of M4; no M55 figure, "
-             "so the M55 rows compare with the M4 count).", ""]
+             "*TFLM + CMSIS-NN*: TFLite Micro with its CMSIS-NN kernels built for the same board, run on the "
+             "same QEMU board under the same plugin, one `Invoke()` on the same kind of input "
+             "(bench/peers/README.md says how it was built; its figures are in bench/peers/tflm_cmsis_nn.json). "
+             "\u2020: not measured for that target; the M4 figure published in shared/models/README.md. "
+             "*TFLM reference*: TFLite Micro with its reference kernels on the M4, published there.", ""]
     lines += ["## Instructions per inference", "",
               "| model | target | Kiln fast | Kiln reference | fast vs reference | TFLM reference (M4) | "
-              "TFLM + CMSIS-NN (M4) | TFLM + CMSIS-NN / Kiln fast |",
+              "TFLM + CMSIS-NN | TFLM + CMSIS-NN / Kiln fast |",
               "|---|---|---:|---:|---:|---:|---:|---:|"]
     for name, _ in INT8_MODELS:
-        tflm_ref, tflm_cmsis, _, _ = TFLM_M4[name]
+        tflm_ref = TFLM_M4[name][0]
         for target in TARGETS:
             fast, ref = results[name][target]
+            p = peer_figures(name, target, peers)
             lines.append(f"| {name} | {target} ({_variant(fast)}) | {_fmt(fast.totals[0])} | {_fmt(ref.totals[0])} | "
-                         f"{ref.totals[0] / fast.totals[0]:.2f}x | {_fmt(tflm_ref)} | {_fmt(tflm_cmsis)} | "
-                         f"{tflm_cmsis / fast.totals[0]:.2f}x |")
+                         f"{ref.totals[0] / fast.totals[0]:.2f}x | {_fmt(tflm_ref)} | {_peer(p.instructions, p)} | "
+                         f"{p.instructions / fast.totals[0]:.2f}x |")
     lines += ["", "## Where the instructions go (M4, Kiln fast)", "",
               "| model | " + " | ".join(g for g, _ in KERNEL_GROUPS) + " | other |",
               "|---|" + "---:|" * (len(KERNEL_GROUPS) + 1)]
@@ -114,21 +144,24 @@ def render(results: dict, toolchain: str) -> str:
               "Bytes from arm-none-eabi-size. *Model*: the generated code and constants alone (`N.c`, "
               "`N_weights.c` objects): flash = text + rodata, RAM = data + bss (the arena). *Firmware*: the "
               "linked image with the test harness and startup code: flash = text + rodata, RAM = data + bss + "
-              "the stack's measured high-water mark. TFLite Micro: arena as its interpreter reports it "
-              "(`arena_used_bytes`) and the flash of its CMSIS-NN firmware, both published.", "",
+              "the stack's measured high-water mark. TFLM + CMSIS-NN: the smallest arena its interpreter runs in, "
+              "and its firmware (the interpreter, the model's operators, the `.tflite` flatbuffer, startup) "
+              "counted the same way: flash = text + rodata + data, RAM = data + bss + stack.", "",
               "| model | target | model flash | model RAM | firmware flash | firmware RAM (stack) | "
-              "reference kernels: firmware flash | TFLM arena (M4) | TFLM + CMSIS-NN firmware flash (M4) |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+              "reference kernels: firmware flash | TFLM arena | TFLM + CMSIS-NN firmware flash | "
+              "TFLM + CMSIS-NN firmware RAM |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, _ in INT8_MODELS:
-        _, _, tflm_arena, tflm_flash = TFLM_M4[name]
         for target in TARGETS:
             fast, ref = results[name][target]
             m, f = fast.model_sizes, fast.firmware_sizes
             stack = fast.stack_bytes or 0
+            p = peer_figures(name, target, peers)
+            peer_ram = _peer(p.ram, p) if p.ram is not None else "n/a (not published)"
             lines.append(f"| {name} | {target} | {_fmt(m.text + m.rodata)} | {_fmt(m.data + m.bss)} | "
                          f"{_fmt(f.text + f.rodata)} | {_fmt(f.data + f.bss + stack)} ({_fmt(stack)}) | "
-                         f"{_fmt(ref.firmware_sizes.text + ref.firmware_sizes.rodata)} | {_fmt(tflm_arena)} | "
-                         f"{_fmt(tflm_flash)} |")
+                         f"{_fmt(ref.firmware_sizes.text + ref.firmware_sizes.rodata)} | {_peer(p.arena, p)} | "
+                         f"{_peer(p.flash, p)} | {peer_ram} |")
     lines += ["", "Kiln's arena (the model's RAM less a few bytes of data) includes the fast kernels' scratch "
               "buffers — im2col columns and accumulators of the convolution, the int16 input row of the fully "
               "connected kernel, the padded input rows of the depthwise kernel — which the memory planner "
@@ -153,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
                 ref = profile(MODELS / fname, target, True, plugin)
                 results[name][target] = (fast, ref)
                 print(f"{name:20s} {target:11s} fast {fast.totals[0]:>12,}  reference {ref.totals[0]:>12,}", flush=True)
-    args.out.write_text(render(results, _toolchain()))
+    peers = json.loads(PEERS_FILE.read_text()) if PEERS_FILE.is_file() else {}
+    args.out.write_text(render(results, _toolchain(), peers))
     print(f"wrote {args.out}")
     return 0
 
