@@ -103,7 +103,7 @@ class BinaryOp(Op):
         if a.dtype != np.float32:  # plain integers wrap around
             with np.errstate(all="ignore"):
                 out = cls.numpy_fn(a, b).astype(a.dtype)
-            return [np.ascontiguousarray(np.broadcast_to(out, g.values[node.outputs[0]].shape))]
+            return [np.array(np.broadcast_to(out, g.values[node.outputs[0]].shape))]
         return [apply_float_activation(cls.numpy_fn(a, b).astype(np.float32), node)]
 
     @classmethod

@@ -14,6 +14,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ops.bitwise import BitwiseBinaryOp
 from codegen.ops.broadcast_binary import SUFFIX
+from codegen.ops.common import broadcast_plan
 from codegen.ops.registry import register
 
 SHIFT_SUFFIX = {**SUFFIX, "uint16": "u16", "uint32": "u32", "uint64": "u64"}
@@ -51,13 +52,19 @@ class BitShift(BitwiseBinaryOp):
             raise KilnError(f"BitShift direction '{node.attrs['direction']}' is not LEFT or RIGHT", node=node.name)
 
     @classmethod
-    def reference(cls, node, args, g):
-        return [np.ascontiguousarray(shift_array(args[0], args[1], node.attrs["direction"] == "LEFT"))]
+    def fn(cls, node, a, b):
+        return shift_array(a, b, node.attrs["direction"] == "LEFT")
 
     @classmethod
     def kernel(cls, node, dtype):
         return f"bit_shift_{SHIFT_SUFFIX[dtype]}"
 
     @classmethod
-    def params(cls, node, g):
-        return {"left": int(node.attrs["direction"] == "LEFT")}
+    def lower(cls, node, ctx):
+        """BroadcastBinaryOp's call with the direction as a parameter."""
+        g = ctx.g
+        a, b = node.inputs
+        dims, (sa, sb) = broadcast_plan(node, g.values[node.outputs[0]].shape, g.values[a].shape, g.values[b].shape)
+        ctx.call(node, cls.kernel(node, g.values[a].dtype),
+                 {"dims": dims, "a_strides": sa, "b_strides": sb, "left": int(node.attrs["direction"] == "LEFT")},
+                 [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])])

@@ -73,7 +73,7 @@ class BroadcastBinaryOp(Op):
         out = g.values[node.outputs[0]]
         with np.errstate(all="ignore"):
             result = np.asarray(cls.fn(node, a, b)).astype(np.bool_ if out.dtype == "bool" else out.dtype)
-        return [np.ascontiguousarray(np.broadcast_to(result, out.shape))]
+        return [np.array(np.broadcast_to(result, out.shape))]
 
     @classmethod
     def lower(cls, node, ctx: LowerContext):

@@ -36,7 +36,7 @@ class Expand(Op):
     @classmethod
     def reference(cls, node, args, g):
         shape = g.values[node.outputs[0]].shape
-        return [np.ascontiguousarray(np.broadcast_to(args[0], shape))]
+        return [np.array(np.broadcast_to(args[0], shape))]
 
     @classmethod
     def lower(cls, node, ctx):

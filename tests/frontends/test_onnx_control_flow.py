@@ -169,3 +169,22 @@ def test_unsupported_op_in_a_subgraph_is_named(tmp_path):
     onnx.save(m, tmp_path / "m.onnx")
     with pytest.raises(KilnError, match="then_branch subgraph uses Frobnicate"):
         load(tmp_path / "m.onnx", {})
+
+
+def test_loop_body_folds_old_opset_ops_of_the_iteration_count(tmp_path):
+    """onnx's loop11 pattern: opset-11 Unsqueeze (axes as an attribute) of the iteration count
+    folds per iteration (ONNX's reference needs the model's opset for it), then slices a constant."""
+    nodes = [helper.make_node("Add", ["i", "one"], ["end"]),
+             helper.make_node("Unsqueeze", ["i"], ["start1"], axes=[0]),
+             helper.make_node("Unsqueeze", ["end"], ["end1"], axes=[0]),
+             helper.make_node("Slice", ["table", "start1", "end1"], ["row"]),
+             helper.make_node("Add", ["y_in", "row"], ["y_out"]),
+             helper.make_node("Identity", ["y_out"], ["scan"]),
+             helper.make_node("Identity", ["c_in"], ["c_out"])]
+    loop_body = body(nodes, [vi("i", TensorProto.INT64, []), vi("c_in", TensorProto.BOOL, []), vi("y_in", F, [1])],
+                     [vi("c_out", TensorProto.BOOL, []), vi("y_out", F, [1]), vi("scan", F, [1])],
+                     [("one", np.array(1, np.int64)), ("table", np.float32([1, 2, 3, 4, 5]))])
+    m = model([helper.make_node("Loop", ["trip", "cond", "y"], ["res_y", "res_scan"], body=loop_body)],
+              [vi("y", F, [1])], [vi("res_y", F, None), vi("res_scan", F, None)],
+              [("trip", np.array(5, np.int64)), ("cond", np.array(True))], opset=11)
+    check(m, tmp_path, [{"y": np.float32([-2])}])

@@ -143,10 +143,9 @@ W3 = np.ones((4, 2, 3, 3), np.float32)
     ("Div", dict(inputs=("x", "c"), inits={"c": np.ones(4, np.int64)}), ["Div of float32 and int64"]),
     ("BatchNormalization", dict(inputs=("x", "s", "s", "s", "x"), inits={"s": np.ones(4, np.float32)},
                                 opset=15, training_mode=1), ["must be a constant"]),
-    ("QuantizeLinear", dict(inputs=("x", "s", "z"), inits={"s": np.array(0.1, np.float32),
-                                                          "z": np.array(0, np.int16)}), ["int16"]),
-    ("QuantizeLinear", dict(inputs=("x", "s", "z"), inits={"s": np.full(4, 0.1, np.float32),
-                                                          "z": np.zeros(4, np.int8)}, axis=1), ["per-axis"]),
+    ("QuantizeLinear", dict(inputs=("x", "s"), inits={"s": np.array(0.1, np.float32)}, opset=21,
+                            output_dtype=TensorProto.FLOAT8E8M0), ["float8e8m0"]),
+    ("QuantizeLinear", dict(inputs=("x", "x"), opset=21, block_size=2), ["blocked", "constant scale"]),
 ])
 def test_bad_attributes_and_inputs(tmp_path, op, kwargs, words):
     err = expect_error(one_node(op, **kwargs), tmp_path, *words)

@@ -48,18 +48,33 @@ def one_node(op, inputs, inits, out_shape=(1, 4), **attrs) -> onnx.ModelProto:
     return b.model()
 
 
-@pytest.mark.parametrize("inits,attrs,words", [
-    ({"s": np.full(4, 0.1, np.float32), "z": np.zeros(4, np.int8)}, {"axis": 1}, "per-axis"),
-    ({"s": np.array(0.1, np.float32), "z": np.array(0, np.int16)}, {}, "int16"),
-    ({"s": np.array(-0.1, np.float32), "z": np.array(0, np.int8)}, {}, "positive"),
-])
-def test_quantize_linear_refusals(inits, attrs, words, tmp_path):
-    with pytest.raises(KilnError, match=words) as info:
-        load(_save(one_node("QuantizeLinear", ["x", "s", "z"], inits, **attrs), tmp_path), {})
+def test_qdq_refuses_a_negative_scale(tmp_path):
+    b = om.ModelBuilder("neg", 13)
+    x = b.input("x", [2, 16])
+    ins = [x, b.scalar("s", -0.03)]
+    b.nodes.append(helper.make_node("QuantizeLinear", ins, ["q"], name="n"))
+    b.nodes.append(helper.make_node("DequantizeLinear", ["q"] + ins[1:], ["y"], name="dq"))
+    with pytest.raises(KilnError, match="positive") as info:
+        load(_save(b.output("y", [2, 16]).model(), tmp_path), {})
     assert info.value.node == "n"
 
 
-def test_qlinear_conv_needs_symmetric_weights(tmp_path):
+@pytest.mark.parametrize("inits,attrs,out_type", [
+    ({"s": np.float32([0.1, 0.2, 0.05, 0.3]), "z": np.int8([0, 3, -2, 1])}, {"axis": 1}, TensorProto.INT8),
+    ({"s": np.array(0.01, np.float32), "z": np.array(-300, np.int16)}, {}, TensorProto.INT16),
+])
+def test_per_axis_and_int16_quantize_linear_are_float_arithmetic(inits, attrs, out_type, tmp_path):
+    """Not QDQ activations: round_half_even(x / s) + zp, saturated, as onnxruntime computes it."""
+    model = one_node("QuantizeLinear", ["x", "s", "z"], inits, **attrs)
+    model.graph.output[0].type.tensor_type.elem_type = out_type
+    model.opset_import[0].version, model.ir_version = 21, om.ir_version_for(21)  # int16 from opset 21
+    g = load(_save(model, tmp_path), {})
+    x = np.float32([[0.25, -1.3, 0.075, 400.0]])
+    np.testing.assert_array_equal(run_graph(g, {"x": x})["y"], om.ort_outputs(model, {"x": x})["y"])
+
+
+def test_qlinear_conv_with_asymmetric_weights_is_float_arithmetic(tmp_path):
+    """Kiln's int8 kernels take symmetric weights; others compute as ONNX defines QLinearConv."""
     b = om.ModelBuilder("qconv", 13)
     x = b.input("x", [1, 2, 4, 4])
     s, z = b.scalar("s", 0.1), b.init("z", np.array(0, np.int8))
@@ -68,6 +83,8 @@ def test_qlinear_conv_needs_symmetric_weights(tmp_path):
     wz = b.init("wz", np.array(5, np.int8))
     b.nodes.append(helper.make_node("QLinearConv", [q, s, z, w, s, wz, s, z], ["y"], name="conv"))
     b.outputs.append(helper.make_tensor_value_info("y", TensorProto.INT8, [1, 3, 4, 4]))
-    with pytest.raises(KilnError, match="symmetric") as info:
-        load(_save(b.model(), tmp_path), {})
-    assert info.value.node == "conv"
+    model = b.model()
+    g = load(_save(model, tmp_path), {})
+    assert not any(n.op == "Conv2D" and g.values[n.inputs[0]].dtype == "int8" for n in g.nodes)
+    feeds = {"x": (np.random.default_rng(0).standard_normal((1, 2, 4, 4)) * 2).astype(np.float32)}
+    np.testing.assert_array_equal(run_graph(g, feeds)["y"], om.ort_outputs(model, feeds)["y"])

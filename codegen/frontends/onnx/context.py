@@ -73,6 +73,11 @@ class ConvertContext:
             self._consts[name] = tensor_array(self._init_protos.pop(name), name)
         return self._consts.get(name)
 
+    def computed_const(self, name: str) -> np.ndarray | None:
+        """const(name) in the dtype Kiln computes it in (float16 weights as float32, ...)."""
+        data = self.const(name)
+        return None if data is None else as_computed(data)
+
     def require_const(self, node: OnnxNode, index: int, what: str) -> np.ndarray:
         data = self.const(node.input(index))
         if data is None:

@@ -19,7 +19,8 @@ from codegen.frontends.onnx import (ops_attention, ops_elementwise, ops_gather, 
                                     ops_misc, ops_norm, ops_quant, ops_recurrent, ops_reduce, ops_shape,
                                     ops_spatial)
 from codegen.frontends.onnx import (ops_bitwise, ops_control, ops_einsum, ops_flex_attention, ops_linalg,  # noqa: F401
-                                    ops_optional, ops_sampling, ops_training, ops_value_shaped)
+                                    ops_ml, ops_optional, ops_sampling, ops_sequence, ops_training,
+                                    ops_value_shaped)
 from codegen.frontends.onnx.context import CONVERTERS, ConvertContext
 from codegen.frontends.onnx.reader import DEFAULT_DOMAINS, ELEM_TYPE_NAMES, OnnxModel, OnnxNode, _short
 from codegen.ir.builder import GraphBuilder
@@ -29,6 +30,10 @@ from codegen.ir.types import compute_dtype
 # Never computed at import time: random, or carrying subgraphs evaluated elsewhere.
 NO_FOLD = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial",
            "Bernoulli", "If", "Loop", "Scan"}
+# Sequences and optionals are not tensors: their converters (ops_sequence, ops_optional) track them.
+NO_FOLD |= {"SequenceConstruct", "SequenceInsert", "SequenceErase", "SequenceAt", "SequenceLength",
+            "SplitToSequence", "ConcatFromSequence", "SequenceMap", "Optional", "OptionalHasElement",
+            "OptionalGetElement"}
 # Ops whose outputs are constants whatever their inputs (shapes are static in Kiln).
 CONST_PRODUCERS = {"Constant", "Shape", "Size"}
 # Ops whose output size comes from the values of their inputs, not only from their shapes:
@@ -138,6 +143,8 @@ def round_narrow_outputs(ctx: ConvertContext, node: OnnxNode) -> None:
     for out in node.outputs:
         if not out or not ctx.is_bound(out) or ctx.dtype(out) != "float32" or out in ctx.onnx_types:
             continue
+        if ctx.kiln(out) == out:  # the ONNX name goes to the rounded value
+            ctx.rename(out, ctx.fresh(f"{out}_float32"))
         stored = ctx.add(node, "Cast", [ctx.kiln(out)], role=f"round_{dtype}", to=dtype)
         ctx.bind(out, ctx.add(node, "Cast", [stored], role=f"{dtype}_value", to="float32"))
         ctx.onnx_types[out] = dtype
@@ -150,6 +157,8 @@ def fold(ctx: ConvertContext, node: OnnxNode) -> None:
     `codegen.limits` before anything is computed, so a node asking for 10^12 elements fails
     at once instead of allocating."""
     feeds = {i: ctx.const(i) for i in node.inputs if i}
+    if node.op_type == "Range":  # one-element tensors as the scalars ONNX asks for (onnxruntime takes both)
+        feeds = {k: v.reshape(()) if v.size == 1 else v for k, v in feeds.items()}
     if node.op_type == "Expand" and node.input(1) in feeds:  # ONNX's Expand multiplies by np.ones(shape)
         shape = [max(int(d), 1) for d in np.asarray(feeds[node.input(1)]).reshape(-1)[:64]]
         limits.check_size(shape, 4, "Expand: the broadcast", node=node.name)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.frontends.onnx.context import ConvertContext, converter
+from codegen.frontends.onnx.ops_flex_attention import repeat_kv_heads
 from codegen.frontends.onnx.reader import OnnxNode
 
 
@@ -109,13 +110,8 @@ def convert_attention(ctx, node):
             if len(node.outputs) > index and node.outputs[index]:
                 ctx.add(node, "Reshape", [value], role=f"present{index}", out=node.outputs[index],
                         shape=g[value].shape)
-    hkv, kv_len = g[k].shape[1], g[k].shape[2]
-    if hq != hkv:
-        if hq % hkv:
-            raise node.error(f"{hq} query heads do not group over {hkv} key/value heads")
-        repeat = ctx.weight(node, "head_index", np.repeat(np.arange(hkv, dtype=np.int64), hq // hkv))
-        k = ctx.add(node, "Gather", [k, repeat], role="k_groups", axis=1)
-        v = ctx.add(node, "Gather", [v, repeat], role="v_groups", axis=1)
+    kv_len = g[k].shape[2]
+    k, v = repeat_kv_heads(ctx, node, k, v, hq)
     kt = ctx.add(node, "Mul", [ctx.add(node, "Transpose", [k], role="k_t", perm=(0, 1, 3, 2)), root], role="k_scaled")
     logits = ctx.add(node, "MatMul", [ctx.add(node, "Mul", [q, root], role="q_scaled"), kt], role="logits")
     softcap = float(node.attr("softcap", 0.0))

@@ -15,9 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.frontends.onnx.context import ConvertContext, converter
+from codegen.frontends.onnx.ops_sequence import is_sequence, make_sequence, sequence_of
 from codegen.frontends.onnx.ops_shape import norm_axis
 from codegen.frontends.onnx.reader import OnnxNode
-from codegen.frontends.onnx.subgraph import MAX_UNROLL, inline_graph, slices, stack
+from codegen.frontends.onnx.subgraph import MAX_UNROLL, graph_attr, inline_graph, slices, stack
 
 
 @converter("If")
@@ -25,34 +26,50 @@ def convert_if(ctx, node):
     cond = ctx.const(node.input(0))
     if cond is not None:
         branch = "then_branch" if bool(np.asarray(cond).reshape(-1)[0]) else "else_branch"
-        for out, value in zip(node.outputs, inline_graph(ctx, node, node.attr(branch), [], branch)):
+        for out, value in zip(node.outputs, inline_graph(ctx, node, graph_attr(node, branch), [], branch)):
             ctx.alias(out, value)
         return
     if int(np.prod(ctx.shape(node.input(0)))) != 1:
         raise node.error("the condition must hold one element")
-    then = inline_graph(ctx, node, node.attr("then_branch"), [], "then_branch")
-    other = inline_graph(ctx, node, node.attr("else_branch"), [], "else_branch")
+    then = inline_graph(ctx, node, graph_attr(node, "then_branch"), [], "then_branch")
+    other = inline_graph(ctx, node, graph_attr(node, "else_branch"), [], "else_branch")
     flag = ctx.kiln(node.input(0))
     if ctx.shape(node.input(0)) != ():
         flag = ctx.add(node, "Reshape", [flag], role="cond_scalar", shape=())
     for k, (out, a, b) in enumerate(zip(node.outputs, then, other)):
-        if ctx.shape(a) != ctx.shape(b) or ctx.dtype(a) != ctx.dtype(b):
-            raise node.error(f"output {k} is {ctx.dtype(a)}{list(ctx.shape(a))} in one branch and "
-                             f"{ctx.dtype(b)}{list(ctx.shape(b))} in the other; with a condition computed at "
-                             "run time Kiln needs one static type and shape")
-        if out:
-            ctx.add(node, "Where", [flag, ctx.kiln(a), ctx.kiln(b)], out=out, role=f"select{k}")
+        if not out:
+            continue
+        if not (is_sequence(ctx, a) and is_sequence(ctx, b)):
+            _select(ctx, node, flag, a, b, out, f"select{k}", f"output {k}")
+            continue
+        items_a, items_b = sequence_of(ctx, node, a), sequence_of(ctx, node, b)
+        if len(items_a) != len(items_b):
+            raise node.error(f"output {k} is a sequence of {len(items_a)} tensors in one branch and {len(items_b)} "
+                             "in the other; with a condition computed at run time Kiln needs one length")
+        chosen = [f"{node.name}::select{k}_{j}" for j in range(len(items_a))]
+        for j, (x, y, name) in enumerate(zip(items_a, items_b, chosen)):
+            _select(ctx, node, flag, x, y, name, f"select{k}_{j}", f"element {j} of output {k}")
+        make_sequence(ctx, out, chosen)
+
+
+def _select(ctx: ConvertContext, node: OnnxNode, flag: str, a: str, b: str, out: str, role: str, what: str) -> None:
+    """out = Where(flag, a, b) for two branch values of one type and shape."""
+    if ctx.shape(a) != ctx.shape(b) or ctx.dtype(a) != ctx.dtype(b):
+        raise node.error(f"{what} is {ctx.dtype(a)}{list(ctx.shape(a))} in one branch and "
+                         f"{ctx.dtype(b)}{list(ctx.shape(b))} in the other; with a condition computed at "
+                         "run time Kiln needs one static type and shape")
+    ctx.add(node, "Where", [flag, ctx.kiln(a), ctx.kiln(b)], out=out, role=role)
 
 
 @converter("Loop")
 def convert_loop(ctx, node):
     """Unrolled while the trip count and condition are known at compile time."""
-    body = node.attr("body")
+    body = graph_attr(node, "body")
     trip = ctx.const(node.input(0)) if node.input(0) else None
     if node.input(0) and trip is None:
         raise node.error("the trip count (input 0) must be a constant: Kiln unrolls loops at compile time")
     trip = None if trip is None else int(np.asarray(trip).reshape(-1)[0])
-    carried = [i for i in node.inputs[2:]]
+    carried = list(node.inputs[2:])
     n_carried = len(carried)
     n_scan = len(body.output) - 1 - n_carried
     cond = node.input(1)
@@ -92,8 +109,10 @@ def convert_loop(ctx, node):
 
 @converter("Scan")
 def convert_scan(ctx, node):
-    body = node.attr("body")
-    n_scan = int(node.attr("num_scan_inputs"))
+    body = graph_attr(node, "body")
+    n_scan = int(node.attr("num_scan_inputs", 0))
+    if not 0 < n_scan < len(node.inputs) + (ctx.opset < 9):
+        raise node.error(f"num_scan_inputs={n_scan} does not fit {len(node.inputs)} inputs")
     if ctx.opset < 9:
         _scan_batched(ctx, node, body, n_scan)
         return

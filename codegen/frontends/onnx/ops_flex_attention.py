@@ -32,19 +32,27 @@ def _modified(ctx: ConvertContext, node: OnnxNode, value: str, attr: str) -> str
     return ctx.kiln(out)
 
 
+def repeat_kv_heads(ctx: ConvertContext, node: OnnxNode, k: str, v: str, q_heads: int) -> tuple[str, str]:
+    """Grouped-query attention: K and V [B, kv_heads, S, D] with each head repeated for the
+    contiguous group of query heads that shares it (unchanged when the counts agree)."""
+    kv_heads = ctx.b.g.values[k].shape[1]
+    if q_heads == kv_heads:
+        return k, v
+    if q_heads % kv_heads:
+        raise node.error(f"{q_heads} query heads do not group over {kv_heads} key/value heads")
+    repeat = ctx.weight(node, "head_index", np.repeat(np.arange(kv_heads, dtype=np.int64), q_heads // kv_heads))
+    return (ctx.add(node, "Gather", [k, repeat], role="k_groups", axis=1),
+            ctx.add(node, "Gather", [v, repeat], role="v_groups", axis=1))
+
+
 @converter("ai.onnx.preview.FlexAttention")
 def convert_flex_attention(ctx, node):
     q, k, v = (ctx.kiln(node.input(i)) for i in range(3))
     shapes = [ctx.b.g.values[t].shape for t in (q, k, v)]
     if any(len(s) != 4 for s in shapes):
         raise node.error(f"Q, K and V must be rank 4, got {[list(s) for s in shapes]}")
-    hq, hkv, head = shapes[0][1], shapes[1][1], shapes[0][3]
-    if hq != hkv:
-        if hq % hkv:
-            raise node.error(f"{hq} query heads do not group over {hkv} key/value heads")
-        repeat = ctx.weight(node, "head_index", np.repeat(np.arange(hkv, dtype=np.int64), hq // hkv))
-        k = ctx.add(node, "Gather", [k, repeat], role="k_groups", axis=1)
-        v = ctx.add(node, "Gather", [v, repeat], role="v_groups", axis=1)
+    k, v = repeat_kv_heads(ctx, node, k, v, shapes[0][1])
+    head = shapes[0][3]
     scale = node.attr("scale")
     scale = 1 / np.sqrt(head) if scale is None else float(scale)
     kt = ctx.add(node, "Transpose", [k], role="k_t", perm=(0, 1, 3, 2))

@@ -17,7 +17,7 @@ def _scalar(ctx: ConvertContext, node: OnnxNode, role: str, value: float) -> str
 
 
 def _float_const(ctx: ConvertContext, name: str) -> np.ndarray | None:
-    data = ctx.const(name)
+    data = ctx.computed_const(name)
     return data if data is not None and data.dtype == np.float32 else None
 
 

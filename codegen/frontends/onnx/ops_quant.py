@@ -24,7 +24,7 @@ from codegen.frontends.onnx.context import ConvertContext, converter
 from codegen.frontends.onnx.ops_elementwise import ONNX_DTYPES, cast_to
 from codegen.frontends.onnx.ops_shape import norm_axis
 from codegen.frontends.onnx.ops_spatial import window
-from codegen.frontends.onnx.reader import OnnxNode
+from codegen.frontends.onnx.reader import ELEM_TYPE_NAMES, OnnxNode
 from codegen.ir.types import INTEGER_DTYPES, STORAGE_FLOATS, STORAGE_INTS, Quant, np_dtype
 from codegen.ops.cast import cast_array
 
@@ -86,6 +86,7 @@ def _along_axis(ctx: ConvertContext, node: OnnxNode, index: int, rank: int, role
     """Input `index` (a scale or zero point) as float32, shaped to broadcast along `axis`."""
     name = node.input(index)
     per_axis = ctx.shape(name) not in ((), (1,))
+    block = int(node.attr("block_size", 0) or 0)
 
     def trailing_ones() -> tuple[int, ...]:
         return (1,) * (rank - norm_axis(node, int(node.attr("axis", 1)), rank) - 1)
@@ -93,7 +94,15 @@ def _along_axis(ctx: ConvertContext, node: OnnxNode, index: int, rank: int, role
     data = ctx.const(name)
     if data is not None:
         data = cast_array(data, "float32")
+        if block:  # one value per block of `block` elements along the axis: repeated to the input's shape
+            axis = norm_axis(node, int(node.attr("axis", 1)), rank)
+            if data.ndim != rank:
+                raise node.error(f"blocked {role} of shape {list(data.shape)} for an input of rank {rank}")
+            return ctx.weight(node, role, np.repeat(data, block, axis=axis)[tuple(
+                slice(0, d) for d in ctx.shape(node.input(0)))])
         return ctx.weight(node, role, data.reshape((-1, *trailing_ones())) if per_axis else data)
+    if block:
+        raise node.error(f"blocked quantization needs a constant {role}")
     value = ctx.kiln(name)
     if ctx.dtype(name) != "float32":
         value = ctx.add(node, "Cast", [value], role=f"{role}_float32", to="float32")
@@ -105,8 +114,6 @@ def _along_axis(ctx: ConvertContext, node: OnnxNode, index: int, rank: int, role
 def _float_quantize(ctx: ConvertContext, node: OnnxNode) -> None:
     """(De)QuantizeLinear as float32 arithmetic, as ONNX defines them: x = (q - zp) * scale,
     q = saturate(round_half_even(x / scale) + zp) (float8 and float4 targets: a Cast of x / scale)."""
-    if node.attr("block_size", 0):
-        raise node.error("blocked quantization is not supported")
     x = node.input(0)
     rank = len(ctx.shape(x))
     xf = ctx.kiln(x)
@@ -119,9 +126,19 @@ def _float_quantize(ctx: ConvertContext, node: OnnxNode) -> None:
             xf = ctx.add(node, "Sub", [xf, zp], role="minus_zero_point")
         ctx.add(node, "Mul", [xf, scale], out=node.outputs[0])
         return
-    target = (ctx.onnx_dtype(node.input(2)) if node.input(2) else
-              ONNX_DTYPES.get(node.attr("output_dtype", 0), "uint8"))
-    q = ctx.add(node, "Div", [xf, scale], role="scaled")
+    out_type = node.attr("output_dtype", 0)
+    if node.input(2):
+        target = ctx.onnx_dtype(node.input(2))
+    elif out_type and out_type not in ONNX_DTYPES:
+        raise node.error(f"quantization to {ELEM_TYPE_NAMES.get(out_type, out_type)} is not supported")
+    else:
+        target = ONNX_DTYPES.get(out_type, "uint8")
+    _store_quantized(ctx, node, ctx.add(node, "Div", [xf, scale], role="scaled"), zp, target)
+
+
+def _store_quantized(ctx: ConvertContext, node: OnnxNode, q: str, zp: str | None, target: str) -> None:
+    """node.outputs[0] = saturate(round_half_even(q) + zp) as `target` (a float8 or float4
+    target: q cast to it)."""
     if target in INTEGER_DTYPES or target in STORAGE_INTS:
         q = ctx.add(node, "Round", [q], role="rounded")
         if zp is not None:
@@ -133,6 +150,51 @@ def _float_quantize(ctx: ConvertContext, node: OnnxNode) -> None:
     tmp = ctx.fresh(f"{node.name}_float")
     ctx.bind(tmp, q)
     cast_to(ctx, node, tmp, target, bool(node.attr("saturate", 1)))
+
+
+def _centered(ctx: ConvertContext, node: OnnxNode, index: int, zp_index: int, zp_shape: tuple[int, ...]) -> str:
+    """The ONNX name of input `index` minus its zero point in float32 (exact for 8-bit data);
+    a per-channel zero point is reshaped to `zp_shape`."""
+    name, zp = node.input(index), ctx.const(node.input(zp_index))
+    if node.input(zp_index) and zp is None:
+        raise node.error(f"zero point (input {zp_index}) must be a constant")
+    zp_f = np.zeros(1, np.float32) if zp is None else cast_array(zp, "float32")
+    zp_f = zp_f.reshape(zp_shape) if zp_f.size > 1 else zp_f.reshape(())
+    centered = ctx.fresh(f"{node.name}_in{index}_centered")
+    data = ctx.const(name)
+    if data is not None:
+        ctx.bind_const(centered, cast_array(data, "float32") - zp_f)
+        return centered
+    x = ctx.add(node, "Cast", [ctx.kiln(name)], role=f"in{index}_float32", to="float32")
+    ctx.bind(centered, ctx.add(node, "Sub", [x, ctx.weight(node, f"zero_point{index}", zp_f)], role=f"in{index}_centered"))
+    return centered
+
+
+def _float_qlinear(ctx: ConvertContext, node: OnnxNode, op: str, extra: list[str], attrs: dict,
+                   w_zp_shape: tuple[int, ...], bias: np.ndarray | None) -> None:
+    """QLinearConv / QLinearMatMul as ONNX's reference computes them, in float32: the integer
+    product of the centered inputs (exact while sums stay below 2^24), + bias, times
+    a_scale * b_scale / y_scale, rounded, + y_zero_point, saturated. For what Kiln's int8
+    kernels do not take: uint8 runtime inputs, asymmetric weights."""
+    from codegen.frontends.onnx.context import CONVERTERS
+
+    rank = len(ctx.shape(node.input(0)))
+    a = _centered(ctx, node, 0, 2, ())
+    w = _centered(ctx, node, 3, 5, w_zp_shape)
+    product = ctx.fresh(f"{node.name}_integer_product")
+    CONVERTERS[op](ctx, OnnxNode(op, f"{node.name}_{op.lower()}", [a, w, *extra], [product], attrs))
+    c = ctx.kiln(product)
+    if bias is not None:
+        c = ctx.add(node, "Add", [c, ctx.weight(node, "bias", bias.astype(np.float32).reshape(-1, *(1,) * (rank - 2)))],
+                    role="plus_bias")
+    scales = [np.asarray(ctx.require_const(node, i, "scale"), np.float32).reshape(-1) for i in (1, 4, 6)]
+    m = scales[0] * scales[1] / scales[2]
+    m = m.reshape(-1, *(1,) * (rank - 2)) if op == "Conv" and m.size > 1 else m.reshape(-1 if m.size > 1 else ())
+    d = ctx.add(node, "Mul", [c, ctx.weight(node, "requantize", m)], role="requantized")
+    zp = ctx.const(node.input(7))
+    target = ctx.onnx_dtype(node.input(7)) if node.input(7) else ctx.onnx_dtype(node.input(0))
+    zp_w = ctx.weight(node, "y_zero_point", cast_array(zp, "float32").reshape(())) if zp is not None else None
+    _store_quantized(ctx, node, d, zp_w, target)
 
 
 @converter("QuantizeLinear")
@@ -214,9 +276,22 @@ def _bias(ctx: ConvertContext, node: OnnxNode, index: int, scale: np.ndarray) ->
     return [name]
 
 
+def _int8_kernels_fit(ctx: ConvertContext, node: OnnxNode) -> bool:
+    """Kiln's int8 kernels take a computed int8 activation and symmetric constant weights."""
+    x, w, wz = ctx.value(node.input(0)), ctx.const(node.input(3)), ctx.const(node.input(5))
+    return (x.dtype == "int8" and not x.is_const and (x.quant is not None or x.name not in ctx.b.g.inputs)
+            and w is not None and (wz is None or np.all(wz.astype(np.int64) == (128 if wz.dtype == np.uint8 else 0))))
+
+
 @converter("QLinearConv")
 def convert_qlinear_conv(ctx, node):
-    """int8 Conv2D or DepthwiseConv2D between NCHW <-> NHWC transposes of int8 tensors."""
+    """int8 Conv2D or DepthwiseConv2D between NCHW <-> NHWC transposes of int8 tensors (else float
+    arithmetic: _float_qlinear)."""
+    if not _int8_kernels_fit(ctx, node):
+        attrs = {k: v for k, v in node.attrs.items()}
+        bias = ctx.const(node.input(8)) if node.input(8) else None
+        _float_qlinear(ctx, node, "Conv", [], attrs, (-1, 1, 1, 1)[:len(ctx.shape(node.input(3)))], bias)
+        return
     x = _int8_input(ctx, node, 0, 1, 2)
     shape = ctx.shape(node.input(0))
     if len(shape) != 4:
@@ -248,7 +323,11 @@ def convert_qlinear_conv(ctx, node):
 
 @converter("QLinearMatMul")
 def convert_qlinear_matmul(ctx, node):
-    """a @ B with constant 2-D B: an int8 FullyConnected (keep_dims) with weights B^T."""
+    """a @ B with constant 2-D B: an int8 FullyConnected (keep_dims) with weights B^T (else
+    float arithmetic: _float_qlinear)."""
+    if not _int8_kernels_fit(ctx, node):
+        _float_qlinear(ctx, node, "MatMul", [], {}, (-1,), None)
+        return
     a = _int8_input(ctx, node, 0, 1, 2)
     w, w_scale = _int8_weights(ctx, node, 3, 4, 5)
     y_quant = _activation_quant(ctx, node, 6, 7, default_uint8=False)

@@ -95,7 +95,7 @@ def convert_conv(ctx, node):
     """Conv2D (weights OIHW → OHWI), DepthwiseConv2D when group == C_in ([1,KH,KW,C·M]), else
     GroupConv2D (OHWI per group)."""
     shape = spatial_shape(ctx, node)
-    w = ctx.const(node.input(1))
+    w = ctx.computed_const(node.input(1))
     if w is None or w.dtype != np.float32:
         raise node.error("weights (input 1) must be a float32 constant")
     if w.ndim != len(shape):
@@ -362,7 +362,7 @@ def convert_conv_transpose(ctx, node):
     output_padding, output_shape and auto_pad become (possibly negative) crop pads, as ONNX's
     reference computes them."""
     shape = spatial_shape(ctx, node)
-    w = ctx.const(node.input(1))
+    w = ctx.computed_const(node.input(1))
     if w is None or w.dtype != np.float32 or w.ndim != len(shape):
         raise node.error("weights (input 1) must be a float32 constant of the input's rank")
     r = len(shape) - 2

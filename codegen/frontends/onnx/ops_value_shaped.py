@@ -11,10 +11,6 @@ unless their inputs are constants.)
 
 from __future__ import annotations
 
-import dataclasses
-
-import onnx
-
 from codegen.frontends.onnx.context import converter
 
 
@@ -26,20 +22,4 @@ def convert_value_shaped(ctx, node):
     if computed:
         raise node.error(f"its output shape depends on the values of '{computed[0]}', which is computed at "
                          "run time; Kiln compiles static shapes (a constant input would be folded)")
-    if node.op_type == "Range":  # one-element tensors as the scalars ONNX asks for (as onnxruntime takes them)
-        node = _with_scalar_inputs(ctx, node)
     fold(ctx, node)
-
-
-def _with_scalar_inputs(ctx, node):
-    inputs = []
-    for k, name in enumerate(node.inputs):
-        data = ctx.const(name)
-        if data is not None and data.ndim and data.size == 1:
-            name = f"{node.name}::scalar{k}"
-            ctx.bind_const(name, data.reshape(()))
-        inputs.append(name)
-    proto = onnx.NodeProto()
-    proto.CopyFrom(node.proto)
-    proto.input[:] = inputs
-    return dataclasses.replace(node, inputs=inputs, proto=proto)

@@ -15,10 +15,19 @@ import numpy as np
 import onnx
 
 from codegen.frontends.onnx.context import CONVERTERS, ConvertContext
+from codegen.frontends.onnx.ops_shape import add_multi
 from codegen.frontends.onnx.reader import OnnxNode, _node, tensor_array
 
 # Iterations a Loop or Scan may unroll to (each copies the whole body into the C code).
 MAX_UNROLL = 64
+
+
+def graph_attr(node: OnnxNode, name: str) -> onnx.GraphProto:
+    """The subgraph attribute `name` of `node` (KilnError when it is missing)."""
+    graph = node.attr(name)
+    if not isinstance(graph, onnx.GraphProto):
+        raise node.error(f"attribute '{name}' (a subgraph) is missing")
+    return graph
 
 
 def inline_graph(ctx: ConvertContext, owner: OnnxNode, graph: onnx.GraphProto, args: Sequence[str],
@@ -93,11 +102,8 @@ def slices(ctx: ConvertContext, owner: OnnxNode, name: str, axis: int, tag: str)
         return outs
     inner = shape[:axis] + shape[axis + 1:]
     src = ctx.kiln(name)
-    if count == 1:
-        parts = [src]
-    else:
-        parts = ctx.b.node("Split", [src], name=f"{owner.name}_{tag}", outputs=[ctx.fresh(f"{o}_part") for o in outs],
-                           origin=(owner.name,), axis=axis, split=(1,) * count)
+    parts = [src] if count == 1 else add_multi(ctx, owner, "Split", [src], [""] * count, axis=axis,
+                                                 split=(1,) * count)
     for t, (part, out) in enumerate(zip(parts, outs)):
         ctx.add(owner, "Reshape", [part], out=out, role=f"{tag}{t}", shape=inner)
     return outs
