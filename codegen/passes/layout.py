@@ -22,7 +22,9 @@ pair becomes nothing), a graph output, or an op that cares. What is moved throug
 
 A transpose with several readers moves only when every reader lets it through. Two
 transposes in a row compose into one (nothing when the composition is the identity). At the
-end, transposes that move no data (only size-1 axes change place) become Reshapes.
+end, transposes that move no data (only size-1 axes change place) become Reshapes. When the
+moves leave more distinct transposes than there were (boundary transposes that met no
+inverse), the graph is kept as it was: the pass never adds transposes.
 
 In a CNN the transposes left sit at the boundary, reading a graph input or writing a graph
 output: an ONNX model keeps its NCHW inputs and outputs. A transpose whose reader needs the
@@ -383,11 +385,21 @@ def _transposes_to_reshapes(g: Graph) -> None:
                               {"shape": g.values[node.outputs[0]].shape}, node.origin)
 
 
+def _distinct_transposes(g: Graph) -> int:
+    """Transposes that compute different things (duplicates are merged by CSE after this pass)."""
+    return len({(n.inputs[0], _perm_of(g, n)) for n in g.nodes if n.op == "Transpose"})
+
+
 def sink_transposes(g: Graph) -> Graph:
+    original = g
     g = clone(g)
     budget = 50 * (len(g.nodes) + 10)  # each rewrite moves a transpose down: a safe bound
     while budget and _step(g):
         budget -= 1
         prune_dead_nodes(g)
+    if _distinct_transposes(g) > _distinct_transposes(original):
+        # The moves did not pay: boundary transposes added for graph inputs met no inverse
+        # (e.g. a residual Add of an input whose transpose then reaches the output).
+        g = clone(original)
     _transposes_to_reshapes(g)
     return eliminate_dead_code(g)
