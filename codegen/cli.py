@@ -111,7 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sanitize", action="store_true", help="build with AddressSanitizer and UBSan")
 
     p = sub.add_parser("profile", help="exact instructions per kernel and in total on an emulated target",
-                       description="Build firmware for the target's emulated board, run it in QEMU under an "
+                       description="Build firmware for the target's emulated board (Cortex-A: a static "
+                                   "AArch64 executable for qemu-aarch64), run it in QEMU under an "
                                    "instruction-counting plugin, and print the instructions of each kernel call "
                                    "and of the whole inference, with flash and RAM.")
     _add_compile_options(p)

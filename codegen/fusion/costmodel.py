@@ -7,6 +7,8 @@ level and the bytes it leaves in the arena:
 
   instructions = calls * call overhead
                + MAC instructions * insns_per_mac_insn      (MACs / the target's MACs per instruction)
+               + taps * insns_per_tap                       (an inner loop started per output and window
+                                                             position: short loops cost more per MAC)
                + output elements * insns_per_output         (requantisation, clamps, loop control)
                + element accesses * insns_per_access        (loads/stores of activations)
                + register spills of the inner loop
@@ -54,6 +56,7 @@ class Work:
     kind: OpKind  # the kind of its main op (a fused chain: ELEMENTWISE)
     dtype: str  # of its main input ("float32", "int8", ...)
     macs: int = 0
+    taps: int = 0  # (output element, kernel window position) pairs: inner loops a MAC kernel starts
     out_elements: int = 0
     in_elements: int = 0  # activation elements read (not weights), all inputs together
     itemsize: int = 1
@@ -94,21 +97,24 @@ def _tables() -> dict:
     return tomllib.loads(_COSTS_FILE.read_text())
 
 
-def class_section(family: str, kind: OpKind, dtype: str) -> tuple[str, dict[str, float]]:
+def class_section(family: str, kind: OpKind, dtype: str, target: str = "") -> tuple[str, dict[str, float]]:
     """The kernel family whose calibrated constants apply to (kind, dtype) and the constants:
-    the target's family if it has kernels of that class (a table entry), else the portable
-    reference kernels; the dtype's entry, else the kind's generic one ("any")."""
+    the target's own calibration if it has one ([target.<name>...], measured on that target),
+    else its kernel family's if that family has kernels of the class, else the portable
+    reference kernels'; the dtype's entry, else the kind's generic one ("any")."""
     tables = _tables()
-    for fam in (family, "reference"):
-        section = tables.get(fam, {}).get(kind.value, {})
+    candidates = [(family, tables.get("target", {}).get(target, {}))] if target else []
+    candidates += [(fam, tables.get(fam, {})) for fam in (family, "reference")]
+    for fam, table in candidates:
+        section = table.get(kind.value, {})
         for dt in (dtype, "any"):
             if dt in section:
                 return fam, {**tables["default"], **section[dt]}
     return "reference", dict(tables["default"])
 
 
-def class_constants(family: str, kind: OpKind, dtype: str) -> dict[str, float]:
-    return class_section(family, kind, dtype)[1]
+def class_constants(family: str, kind: OpKind, dtype: str, target: str = "") -> dict[str, float]:
+    return class_section(family, kind, dtype, target)[1]
 
 
 def macs_per_insn(params: CostParams, dtype: str, family: str | None = None) -> float:
@@ -130,16 +136,17 @@ def live_registers(work: Work) -> int:
 
 def kernel_estimate(work: Work, params: CostParams) -> Estimate:
     """The estimate of one kernel call."""
-    family, c = class_section(params.family, work.kind, work.dtype)
+    family, c = class_section(params.family, work.kind, work.dtype, params.target)
     soft = params.f32_macs_per_insn == 0 and work.dtype == "float32"
     flop = _SOFT_FLOAT_INSNS if soft else 1
     insns = params.call_overhead_insns + c["insns_per_call"]
     insns += c["insns_per_mac_insn"] * work.macs / macs_per_insn(params, work.dtype, family) * flop
+    insns += c["insns_per_tap"] * work.taps
     insns += c["insns_per_output"] * work.out_elements
     insns += c["insns_per_access"] * work.accesses
     spills = 0
     for step in work.steps:
-        s = class_constants(params.family, step.kind, step.dtype)
+        s = class_constants(params.family, step.kind, step.dtype, params.target)
         insns += s["insns_per_step"] * work.out_elements * (flop if step.dtype == "float32" else 1)
     if work.steps:
         spills = max(0, live_registers(work) - params.registers)

@@ -29,7 +29,6 @@ from codegen.fusion.target_cost import CostParams, cost_params
 from codegen.fusion.work import chain_work, node_work
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph
-from codegen.ops.registry import OpKind
 from codegen.passes.graph_edit import clone
 
 OBJECTIVES = ("speed", "size", "ram")
@@ -160,6 +159,7 @@ def _merged_work(works: list[Work], sibs: SiblingSet) -> Work:
     first = works[0]
     pad = 1 + sibs.padded_macs / max(1, sum(w.macs for w in works))
     return Work(kind=first.kind, dtype=first.dtype, macs=sum(w.macs for w in works) + sibs.padded_macs,
+                taps=sum(w.out_elements for w in works) * sibs.kernel[0] * sibs.kernel[1],
                 out_elements=sum(w.out_elements for w in works), in_elements=first.in_elements,
                 itemsize=first.itemsize, weight_bytes=round(sum(w.weight_bytes for w in works) * pad))
 
@@ -215,8 +215,8 @@ def _chains(plan: FusionPlan, params: CostParams, mode: str, time_limit_s: float
         priced = [_price(g, c, params, plan.objective) for c in component if convex(g, set(c.nodes))]
         if not priced:
             continue
-        if mode == "all":  # the longest paths first, whatever they gain
-            priced = [replace(p, gain=max(p.gain, 0) + 1e12 * len(p.cand.nodes)) for p in priced]
+        if mode == "all":  # the fewest, longest groups, whatever they gain (squared: one long beats two short)
+            priced = [replace(p, gain=max(p.gain, 0) + 1e12 * len(p.cand.nodes) ** 2) for p in priced]
         if is_simple_chain(component):
             pick, how = _segment_dp(priced), f"DP over a chain of {max(len(p.cand.nodes) for p in priced)} ops"
         else:
@@ -332,6 +332,18 @@ def _apply_chain(g: Graph, cand: ChainCandidate) -> Graph:
 
 # -- memory-driven fusion (patch-based first stage) ---------------------------------------------
 
+def _banded(works: list[Work], tiles: int, extra_macs: int) -> list[Work]:
+    """The stage run as `tiles` bands: one call per node and band, each a band's share of the
+    work, the recomputed halo's MACs spread over the nodes by their MACs. The weights count
+    once (the bands share them in flash)."""
+    total = max(1, sum(w.macs for w in works))
+    return [replace(w, macs=(w.macs + extra_macs * w.macs // total) // tiles, taps=w.taps // tiles,
+                    out_elements=w.out_elements // tiles,
+                    in_elements=w.in_elements // tiles, arena_bytes=w.arena_bytes // tiles,
+                    weight_bytes=w.weight_bytes if band == 0 else 0)
+            for w in works for band in range(max(1, tiles))]
+
+
 def _patch(plan: FusionPlan, target, params: CostParams, ram_limit: int | None) -> Graph:
     g = plan.graph
     if importlib.util.find_spec("codegen.fusion.patch") is None:
@@ -353,9 +365,7 @@ def _patch(plan: FusionPlan, target, params: CostParams, ram_limit: int | None) 
     by_name = {n.name: n for n in g.nodes}
     works = [node_work(by_name[n], g) for n in cand.nodes if n in by_name]
     unfused = estimate(works, params)
-    extra = Work(kind=OpKind.OUT_ELEMWISE_FUSABLE, dtype=works[0].dtype if works else "int8",
-                 macs=int(cand.extra_macs))
-    fused = estimate(works + [extra], params)
+    fused = estimate(_banded(works, int(cand.tiles), int(cand.extra_macs)), params)
     reason = (f"{cand.tiles} patches: planned arena {before:,} -> {after:,} B for {cand.extra_macs:,} "
               f"recomputed MACs" + ("" if take else " (declined: the arena is within --ram-limit)"))
     plan.decisions.append(Decision("patch", tuple(cand.nodes), take, unfused, fused, reason,

@@ -6,6 +6,8 @@ op names, so the cost model stays a function of kinds and sizes.
 
 from __future__ import annotations
 
+import numpy as np
+
 from codegen.fusion.costmodel import Step, Work
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import np_dtype
@@ -42,6 +44,15 @@ def _clamp_bounds(node: Node) -> int:
     return sum(1 for k in ("min", "max") if k in node.attrs and abs(float(node.attrs[k])) != float("inf"))
 
 
+def _window(node: Node, g: Graph) -> int:
+    """Positions of a MAC op's kernel window: the spatial dims of its constant weights (OHWI or
+    [1,KH,KW,C]; 1 for [O,K]), else a `kernel` attribute (pooling)."""
+    w = g.values[node.inputs[1]] if len(node.inputs) > 1 and node.inputs[1] else None
+    if w is not None and w.is_const and len(w.shape) >= 2:
+        return int(np.prod(w.shape[1:-1], dtype=np.int64))
+    return int(np.prod(node.attrs.get("kernel", (1,)), dtype=np.int64))
+
+
 def node_work(node: Node, g: Graph, intermediates: frozenset[str] = frozenset()) -> Work:
     """The Work of a node run as its own kernel. `intermediates`: outputs that only feed the
     rest of a candidate group (counted as arena bytes this kernel materialises)."""
@@ -55,7 +66,9 @@ def node_work(node: Node, g: Graph, intermediates: frozenset[str] = frozenset())
     out_elements = sum(v.size for v in outs)
     # An elementwise loop loads every input once per output element (broadcast or not).
     reads = out_elements * len(ins) if elementwise else sum(v.size for v in acts)
-    return Work(kind=op.kind, dtype=dtype, macs=op.macs(node, g) if op.kind == OpKind.OUT_ELEMWISE_FUSABLE else 0,
+    mac = op.kind == OpKind.OUT_ELEMWISE_FUSABLE
+    return Work(kind=op.kind, dtype=dtype, macs=op.macs(node, g) if mac else 0,
+                taps=out_elements * _window(node, g) if mac else 0,
                 out_elements=out_elements, in_elements=reads,
                 itemsize=np_dtype(dtype).itemsize, weight_bytes=weights,
                 steps=(step_of(node, g),) if elementwise else (),

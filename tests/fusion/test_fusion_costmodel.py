@@ -115,3 +115,23 @@ def test_estimate_of_a_group_is_the_sum():
     total = estimate(works, p)
     assert total.instructions == sum(kernel_estimate(w, p).instructions for w in works)
     assert total.calls == 2
+
+
+@pytest.mark.parametrize("family, kind, dtype, target, section", [
+    ("reference", MAC, "float32", "host", ("target", "host", MAC.value, "float32")),  # measured on the host
+    ("reference", MAC, "float32", "cortex-m3", ("reference", MAC.value, "float32")),  # no own calibration
+    ("cortex_m_dsp", MAC, "int8", "cortex-m4", ("cortex_m_dsp", MAC.value, "int8")),
+    ("cortex_m_dsp", MAC, "float32", "cortex-m4", ("reference", MAC.value, "float32")),  # no DSP float kernels
+    ("mve", OpKind.INJECTIVE, "int8", "cortex-m55", ("reference", OpKind.INJECTIVE.value, "any")),
+])
+def test_calibration_section_lookup(family, kind, dtype, target, section):
+    import tomllib
+
+    from codegen.fusion.costmodel import _COSTS_FILE, class_section
+
+    table = tomllib.loads(_COSTS_FILE.read_text())
+    for key in section:
+        table = table[key]
+    fam, consts = class_section(family, kind, dtype, target)
+    assert all(consts[k] == v for k, v in table.items())
+    assert fam == (family if section[0] in ("target", family) else "reference")

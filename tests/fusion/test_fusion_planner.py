@@ -219,3 +219,28 @@ def test_pad_and_activation_folds_are_reported_as_groups():
     assert d.kind == "epilogue+pad" and set(d.nodes) == {"pad", "conv", "relu"}
     assert "fold_pad" in d.by and "fuse_activation" in d.by
     assert d.fused_cost.calls == 1 and d.fused_cost.cycles < d.unfused_cost.cycles
+
+
+@pytest.mark.parametrize("objective, ram_limit, taken", [("ram", None, True), ("speed", 1, True),
+                                                         ("speed", None, None)])
+def test_patch_stage_is_proposed_for_ram(monkeypatch, objective, ram_limit, taken):
+    """The planner asks codegen/fusion/patch.py (its interface only) and applies what lowers the arena."""
+    from types import SimpleNamespace
+
+    from codegen.fusion import patch
+
+    g = _chain_graph()
+    proposal = SimpleNamespace(nodes=("mul", "tanh"), tiles=2, peak_ram_before=4096, peak_ram_after=1024, extra_macs=64)
+    applied = []
+    monkeypatch.setattr(patch, "propose_patch_stage", lambda graph, target: proposal)
+    monkeypatch.setattr(patch, "planned_arena", lambda graph, target: 4096)
+    monkeypatch.setattr(patch, "apply_patch_stage", lambda graph, cand: applied.append(cand) or graph)
+    plan = plan_fusion(g, HOST, objective, ram_limit=ram_limit, mode="off")
+    decisions = [d for d in plan.decisions if d.kind == "patch"]
+    if taken is None:
+        assert not decisions and not applied
+    else:
+        (d,) = decisions
+        assert d.fused and applied == [proposal] and (d.arena_before, d.arena_after) == (4096, 1024)
+        assert d.unfused_cost.calls == 2 and d.fused_cost.calls == 4  # one call per node and band
+        assert "2 patches" in d.reason
