@@ -112,14 +112,15 @@ def _depthwise_dsp(node: Node, ctx, params: dict, w: np.ndarray) -> None:
 
 # -- mve -------------------------------------------------------------------------------------
 
-def _mve_requant(node: Node, ctx, rows: np.ndarray, fc_per_tensor: bool = False, order=None):
+def _mve_requant(node: Node, ctx, rows: np.ndarray, fc_per_tensor: bool = False, order=None, block: int = 4):
     """The params of a Helium kernel's output stage and its per-channel vectors (channels
-    permuted by `order` when given)."""
+    permuted by `order` when given, zero-padded to whole blocks of `block` channels); the
+    NEON kernels read the same layout."""
     p, folded = _quant(node, ctx, rows, fc_per_tensor)
     mult, shift = p.multiplier, p.shift
     if order is not None:
         folded, mult, shift = folded[order], mult[order], shift[order]
-    table = repack.mve_requant(folded, mult, shift, repack.round_up(rows.shape[0], 4))
+    table = repack.mve_requant(folded, mult, shift, repack.round_up(rows.shape[0], block))
     fields = {"output_zp": p.output_zp, "act_min": p.act_min, "act_max": p.act_max,
               "rq": ctx.constant(node, "rq", table, "int32")}
     return p, fields
@@ -173,16 +174,13 @@ def _neon_gemm_fields(node: Node, ctx, rows: np.ndarray, variant: str, fc_per_te
     layout): SDOT on blocks of eight rows (repack.sdot_gemm_blocks), or SMULL/SMLAL2 on
     Helium's blocks of four rows (16 bytes of each in turn), products summed in int16 pairs
     unless a weight is -128 (two products of 128 * 128 overflow int16)."""
-    p, folded = _quant(node, ctx, rows, fc_per_tensor)
     if variant == "neon_dotprod":
         mode, block, packed = NEON_SDOT, 8, repack.sdot_gemm_blocks(rows)
     else:
         mode = NEON_MLA if (np.asarray(rows) == -128).any() else NEON_MLA_PAIRS
         block, packed = 4, repack.mve_gemm_rows(rows)
-    table = repack.mve_requant(folded, p.multiplier, p.shift, repack.round_up(rows.shape[0], block))
-    fields = {"output_zp": p.output_zp, "act_min": p.act_min, "act_max": p.act_max,
-              "rq": ctx.constant(node, "rq", table, "int32"), "k16": repack.round_up(rows.shape[1], 16),
-              "mode": mode}
+    p, out = _mve_requant(node, ctx, rows, fc_per_tensor, block=block)
+    fields = {**out, "k16": repack.round_up(rows.shape[1], 16), "mode": mode}
     return p, fields, ctx.constant(node, "w", packed, "int8")
 
 

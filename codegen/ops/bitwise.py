@@ -7,26 +7,17 @@ that reason. Every op here accepts the eight integer dtypes.
 
 from __future__ import annotations
 
-from codegen.errors import KilnError
-from codegen.ir.graph import Graph, Node
-from codegen.ir.types import np_dtype
+from codegen.ir.graph import Node
+from codegen.ir.types import INTEGER_DTYPES, np_dtype
 from codegen.ops.broadcast_binary import BroadcastBinaryOp
 
-INTEGERS = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+INTEGERS = INTEGER_DTYPES
 WIDTHS = ("u8", "u16", "u32", "u64")
 
 
 def width_suffix(dtype: str) -> str:
     """The kernel suffix of the element width of `dtype` (u8, u16, u32, u64)."""
     return f"u{np_dtype(dtype).itemsize * 8}"
-
-
-def check_integer(node: Node, g: Graph) -> str:
-    dtype = g.values[node.inputs[0]].dtype
-    if dtype not in INTEGERS:
-        raise KilnError(f"{node.op} on {dtype} is not supported (supported: {', '.join(INTEGERS)})",
-                        node=node.name)
-    return dtype
 
 
 class BitwiseBinaryOp(BroadcastBinaryOp):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.bitwise import WIDTHS, check_integer, width_suffix
+from codegen.ops.bitwise import INTEGERS, WIDTHS, width_suffix
+from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 
 
@@ -21,7 +22,7 @@ class BitwiseNot(Op):
 
     @classmethod
     def check(cls, node, g):
-        check_integer(node, g)
+        require_dtypes(node, g, INTEGERS)
 
     @classmethod
     def reference(cls, node, args, g):

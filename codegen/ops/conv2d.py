@@ -10,6 +10,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
+from codegen.ir.types import Value
 from codegen.lower.inplace import allow_conv_overlap
 from codegen.lower.packed import lower_packed
 from codegen.lower.repack_f32 import lower_neon_f32, reference_weights
@@ -36,8 +37,7 @@ def ohwi_output_shape(node: Node, ins) -> tuple[int, ...]:
     if w.shape[3] != x.shape[3]:
         raise KilnError(f"{node.op} weights {list(w.shape)} expect {w.shape[3]} input channels, "
                         f"the input has {x.shape[3]}", node=node.name)
-    if b is not None and b.shape != (w.shape[0],):
-        raise KilnError(f"{node.op} bias shape {list(b.shape)}, expected [{w.shape[0]}]", node=node.name)
+    check_bias_shape(node, b, w.shape[0])
     return (geom.batches, geom.out_h, geom.out_w, w.shape[0])
 
 
@@ -48,6 +48,21 @@ def check_float_linear(node: Node, g: Graph) -> None:
             raise KilnError(f"float32 {node.op} with {g.values[name].dtype} tensor '{name}' has no "
                             "kernel", node=node.name)
     check_activation(node)
+
+
+def check_bias_shape(node: Node, bias: Value | None, channels: int) -> None:
+    """A bias, when given, holds one value per output channel."""
+    if bias is not None and bias.shape != (channels,):
+        raise KilnError(f"{node.op} bias shape {list(bias.shape)}, expected [{channels}]", node=node.name)
+
+
+def float_linear_result(acc: np.ndarray, args: list, node: Node) -> np.ndarray:
+    """A float linear op's reference output from its float64 sums: plus the bias when given,
+    rounded to float32 once, then the fused activation (Conv2D, DepthwiseConv2D, GroupConv2D,
+    ConvTranspose2D, FullyConnected)."""
+    if len(args) > 2 and args[2] is not None:
+        acc = acc + args[2].astype(np.float64)
+    return apply_float_activation(acc.astype(np.float32), node)
 
 
 def float_bias_arg(node: Node, ctx, channels: int):
@@ -94,9 +109,7 @@ class Conv2D(Op):
             return [requantize(acc, p)]
         acc = np.tensordot(windows(x.astype(np.float64), geom, 0.0), w.astype(np.float64),
                            axes=([3, 4, 5], [1, 2, 3]))
-        if len(args) > 2 and args[2] is not None:
-            acc = acc + args[2].astype(np.float64)
-        return [apply_float_activation(acc.astype(np.float32), node)]
+        return [float_linear_result(acc, args, node)]
 
     @classmethod
     def lower(cls, node, ctx):

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ops.common import apply_float_activation, float_activation, require_dtypes
-from codegen.ops.conv2d import check_float_linear, float_bias_arg
+from codegen.ops.common import float_activation, require_dtypes
+from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_bias_arg, float_linear_result
 from codegen.ops.registry import Op, OpKind, register
 
 
@@ -64,9 +64,7 @@ class ConvTranspose2D(Op):
     def infer(cls, node, ins):
         x, w = ins[0], ins[1]
         geo = geometry(node, x.shape, w.shape)
-        if len(ins) > 2 and ins[2] is not None and ins[2].shape != (w.shape[0],):
-            raise KilnError(f"ConvTranspose2D bias shape {list(ins[2].shape)}, expected [{w.shape[0]}]",
-                            node=node.name)
+        check_bias_shape(node, ins[2] if len(ins) > 2 else None, w.shape[0])
         return [(x.dtype, (geo["batches"], geo["out_h"], geo["out_w"], geo["out_c"]))]
 
     @classmethod
@@ -102,9 +100,7 @@ class ConvTranspose2D(Op):
         xs = np.arange(p["out_w"]) + left
         vy, vx = (ys >= 0) & (ys < full_h), (xs >= 0) & (xs < full_w)  # rows past the full map stay 0
         out[:, np.flatnonzero(vy)[:, None], np.flatnonzero(vx)[None, :]] = full[:, ys[vy][:, None], xs[vx][None, :]]
-        if len(args) > 2 and args[2] is not None:
-            out = out + args[2].astype(np.float64)
-        return [apply_float_activation(out.astype(np.float32), node)]
+        return [float_linear_result(out, args, node)]
 
     @classmethod
     def lower(cls, node, ctx):

@@ -13,8 +13,8 @@ from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.lower.inplace import allow_depthwise_inplace
 from codegen.lower.packed import lower_packed
-from codegen.ops.common import apply_float_activation, float_activation, require_dtypes
-from codegen.ops.conv2d import check_float_linear, float_bias_arg
+from codegen.ops.common import float_activation, require_dtypes
+from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_bias_arg, float_linear_result
 from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
 from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
                                      linear_int8_params, lower_int8_linear, requantize)
@@ -57,9 +57,7 @@ class DepthwiseConv2D(Op):
         if not isinstance(m, (int, np.integer)) or m < 1 or w.shape[3] != x.shape[3] * m:
             raise KilnError(f"DepthwiseConv2D weights have {w.shape[3]} channels; input channels "
                             f"{x.shape[3]} x depth_multiplier {m!r} do not match", node=node.name)
-        if b is not None and b.shape != (w.shape[3],):
-            raise KilnError(f"DepthwiseConv2D bias shape {list(b.shape)}, expected [{w.shape[3]}]",
-                            node=node.name)
+        check_bias_shape(node, b, w.shape[3])
         return [(x.dtype, (geom.batches, geom.out_h, geom.out_w, w.shape[3]))]
 
     @classmethod
@@ -87,9 +85,7 @@ class DepthwiseConv2D(Op):
             acc = _depthwise_sum(win, w.astype(np.int64), mult) + bias_or_zero(args, channels)
             return [requantize(acc, p)]
         acc = _depthwise_sum(windows(x.astype(np.float64), geom, 0.0), w.astype(np.float64), mult)
-        if len(args) > 2 and args[2] is not None:
-            acc = acc + args[2].astype(np.float64)
-        return [apply_float_activation(acc.astype(np.float32), node)]
+        return [float_linear_result(acc, args, node)]
 
     @classmethod
     def lower(cls, node, ctx):

@@ -12,6 +12,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.lower.kernel import ScratchArg
+from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 
 
@@ -31,9 +32,7 @@ class Det(Op):
 
     @classmethod
     def check(cls, node, g):
-        dtype = g.values[node.inputs[0]].dtype
-        if dtype != "float32":
-            raise KilnError(f"Det on {dtype} is not supported (supported: float32)", node=node.name)
+        require_dtypes(node, g, ("float32",))
 
     @classmethod
     def reference(cls, node, args, g):

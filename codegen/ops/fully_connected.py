@@ -14,8 +14,8 @@ from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.lower.packed import lower_packed
 from codegen.lower.repack_f32 import lower_neon_f32, reference_weights
-from codegen.ops.common import apply_float_activation, float_activation, require_dtypes
-from codegen.ops.conv2d import check_float_linear, float_bias_arg
+from codegen.ops.common import float_activation, require_dtypes
+from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_bias_arg, float_linear_result
 from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
                                      linear_int8_params, lower_int8_linear, requantize)
 from codegen.ops.registry import Op, OpKind, register
@@ -40,9 +40,7 @@ class FullyConnected(Op):
         if k < 1 or x.size % k != 0:
             raise KilnError(f"FullyConnected input {list(x.shape)} is not made of rows of {k} "
                             "elements (the weights' K)", node=node.name)
-        if b is not None and b.shape != (out_c,):
-            raise KilnError(f"FullyConnected bias shape {list(b.shape)}, expected [{out_c}]",
-                            node=node.name)
+        check_bias_shape(node, b, out_c)
         if node.attrs["keep_dims"]:
             if not x.shape or x.shape[-1] != k:
                 raise KilnError(f"FullyConnected with keep_dims needs the input's last axis to be "
@@ -75,9 +73,7 @@ class FullyConnected(Op):
             acc = np.rint(rows @ w.astype(np.float64).T).astype(np.int64) + bias_or_zero(args, out_c)
             return [requantize(acc, p).reshape(out_shape)]
         acc = x.reshape(-1, k).astype(np.float64) @ w.astype(np.float64).T
-        if len(args) > 2 and args[2] is not None:
-            acc = acc + args[2].astype(np.float64)
-        return [apply_float_activation(acc.astype(np.float32), node).reshape(out_shape)]
+        return [float_linear_result(acc, args, node).reshape(out_shape)]
 
     @classmethod
     def lower(cls, node, ctx):

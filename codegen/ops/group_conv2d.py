@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ops.common import apply_float_activation, float_activation, require_dtypes
-from codegen.ops.conv2d import check_float_linear, float_bias_arg
+from codegen.ops.common import float_activation, require_dtypes
+from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_bias_arg, float_linear_result
 from codegen.ops.conv_geometry import conv_geometry, windows
 from codegen.ops.registry import Op, OpKind, register
 
@@ -44,8 +44,7 @@ class GroupConv2D(Op):
             raise KilnError("GroupConv2D weights must be 4-D [O,KH,KW,C/groups]", node=node.name)
         geom = conv_geometry(node, x.shape, w.shape[1:3])
         _groups(node, x.shape, w.shape)
-        if b is not None and b.shape != (w.shape[0],):
-            raise KilnError(f"GroupConv2D bias shape {list(b.shape)}, expected [{w.shape[0]}]", node=node.name)
+        check_bias_shape(node, b, w.shape[0])
         return [(x.dtype, (geom.batches, geom.out_h, geom.out_w, w.shape[0]))]
 
     @classmethod
@@ -68,9 +67,7 @@ class GroupConv2D(Op):
         parts = [np.tensordot(win[..., k * cg:(k + 1) * cg], w[k * og:(k + 1) * og].astype(np.float64),
                               axes=([3, 4, 5], [1, 2, 3])) for k in range(groups)]
         acc = np.concatenate(parts, axis=3)
-        if len(args) > 2 and args[2] is not None:
-            acc = acc + args[2].astype(np.float64)
-        return [apply_float_activation(acc.astype(np.float32), node)]
+        return [float_linear_result(acc, args, node)]
 
     @classmethod
     def lower(cls, node, ctx):

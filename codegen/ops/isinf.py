@@ -5,35 +5,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.ops.common import require_dtypes
-from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.registry import register
+from codegen.ops.unary import FloatPredicateOp
 
 
 @register
-class IsInf(Op):
+class IsInf(FloatPredicateOp):
     name = "IsInf"
-    kind = OpKind.ELEMENTWISE
     attributes = {"detect_negative": True, "detect_positive": True}
-    arity = (1, 1)
     kernels = ("isinf_f32",)
 
     @classmethod
-    def infer(cls, node, ins):
-        return [("bool", ins[0].shape)]
-
-    @classmethod
-    def check(cls, node, g):
-        require_dtypes(node, g, ("float32",))
+    def detected_signs(cls, node):
+        return bool(node.attrs["detect_negative"]), bool(node.attrs["detect_positive"])
 
     @classmethod
     def reference(cls, node, args, g):
         x = args[0]
         return [(np.isposinf(x) & bool(node.attrs["detect_positive"]))
                 | (np.isneginf(x) & bool(node.attrs["detect_negative"]))]
-
-    @classmethod
-    def lower(cls, node, ctx):
-        x, out = node.inputs[0], node.outputs[0]
-        ctx.call(node, "isinf_f32", {"n": ctx.g.values[x].size, "negative": bool(node.attrs["detect_negative"]),
-                                     "positive": bool(node.attrs["detect_positive"])},
-                 [ctx.tensor(x), ctx.tensor(out)])

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codegen.errors import KilnError
+from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 
 MODES = ("max", "average", "lp")
@@ -115,9 +116,7 @@ class PoolND(Op):
 
     @classmethod
     def check(cls, node, g):
-        dtype = g.values[node.inputs[0]].dtype
-        if dtype != "float32":
-            raise KilnError(f"PoolND on {dtype} is not supported (supported: float32)", node=node.name)
+        require_dtypes(node, g, ("float32",))
 
     @classmethod
     def reference(cls, node, args, g):

@@ -1,4 +1,5 @@
-"""Elementwise unary ops (Clip, Sigmoid, Tanh, and the int8 side of Quantize): the shared part.
+"""Elementwise unary ops (Clip, Sigmoid, Tanh, and the int8 side of Quantize; IsNaN and IsInf):
+the shared part.
 
 float32 runs a per-op kernel (`<op>_f32`) over the flat tensor. int8 -> int8 ops are pure
 functions of the input byte, so they are tabulated at compile time from their bit-exact
@@ -86,3 +87,33 @@ class UnaryOp(Op):
         params = {"n": ctx.g.values[x].size, **cls.float_params(node)}
         allow_elementwise_inplace(ctx, ctx.call(node, cls.float_kernel, params,
                                                 [ctx.tensor(x), ctx.tensor(out)], headers=cls.float_headers))
+
+
+class FloatPredicateOp(Op):
+    """A float32 -> bool test of each element (IsNaN, IsInf). Both kernels come from one
+    template loop (templates/kernels/reference/_float_test.c.j2) whose parameters carry IsInf's
+    two sign switches; IsNaN passes them set and its test ignores them."""
+
+    kind = OpKind.ELEMENTWISE
+    arity = (1, 1)
+
+    @classmethod
+    def detected_signs(cls, node: Node) -> tuple[bool, bool]:
+        """(negative, positive): the kernel's sign switches."""
+        return True, True
+
+    @classmethod
+    def infer(cls, node, ins):
+        return [("bool", ins[0].shape)]
+
+    @classmethod
+    def check(cls, node, g):
+        require_dtypes(node, g, ("float32",))
+
+    @classmethod
+    def lower(cls, node, ctx):
+        x, out = node.inputs[0], node.outputs[0]
+        negative, positive = cls.detected_signs(node)
+        (kernel,) = cls.kernels
+        ctx.call(node, kernel, {"n": ctx.g.values[x].size, "negative": negative, "positive": positive},
+                 [ctx.tensor(x), ctx.tensor(out)])

@@ -190,6 +190,14 @@ def elf_sizes(size_tool: str, paths: list[Path], cwd: Path) -> Sizes:
     return Sizes(**totals)
 
 
+def _compile_object(base: list[str], src: str, work: Path) -> Path:
+    """`src` compiled in `work` with the strict flags; the object file (named by its stem, as
+    the size report expects)."""
+    obj = work / (Path(src).stem + ".o")
+    _run([*base, *STRICT_FLAGS, "-c", src, "-o", str(obj)], work)
+    return obj
+
+
 def build_firmware(files: dict[str, str], name: str, target: Target, samples: list[dict[str, np.ndarray]],
                    work: Path, *, profile: bool = False) -> Firmware:
     """Write everything into `work` and build `work/<name>.elf` for the target's board.
@@ -214,16 +222,9 @@ def build_firmware(files: dict[str, str], name: str, target: Target, samples: li
     includes = ["-I", str(work), "-I", str(CORTEX_M)]
     profiling = ["-include", "kiln_profile.h"] if profile else []
     base = [cc, *target.cflags, *SECTION_FLAGS, *includes, *profiling]
-    model_objs = []
-    for src in model_sources(files, name):
-        obj = work / (Path(src).stem + ".o")
-        _run([*base, *STRICT_FLAGS, "-c", src, "-o", str(obj)], work)
-        model_objs.append(obj)
-    support_objs = []
-    for src in ("harness_main.c", str(CORTEX_M / "startup.c"), "kiln_samples.S"):
-        obj = work / (Path(src).stem + ".o")
-        _run([*base, *STRICT_FLAGS, "-c", src, "-o", str(obj)], work)
-        support_objs.append(obj)
+    model_objs = [_compile_object(base, src, work) for src in model_sources(files, name)]
+    support_objs = [_compile_object(base, src, work)
+                    for src in ("harness_main.c", str(CORTEX_M / "startup.c"), "kiln_samples.S")]
     elf = work / f"{name}.elf"
     _link([cc, *target.cflags, *target.ldflags, "-nostartfiles", "-T", "link.ld", "-Wl,--gc-sections",
            *[str(o) for o in model_objs + support_objs], "-lm", "-o", str(elf)], work, board)

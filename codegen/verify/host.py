@@ -21,16 +21,23 @@ def _io(manifest: dict) -> tuple[list[dict], list[dict]]:
     return manifest["inputs"], manifest["outputs"]
 
 
+def write_with_harness(files: dict[str, str], name: str, work: Path) -> Path:
+    """Write the generated files and the test harness (render_harness) into `work`; the
+    harness source's path. The host and qemu-aarch64 builds share it."""
+    for fname, content in files.items():
+        write_generated(work / fname, content)
+    harness = work / "harness_main.c"
+    harness.write_text(render_harness(files, name))
+    return harness
+
+
 def build_host(files: dict[str, str], name: str, work: Path, *, cflags: tuple[str, ...] = ("-O2",),
                sanitize: bool = False, cc: str = "gcc") -> Path:
     """Write the generated files and a harness into `work`, compile, return the executable."""
-    for fname, content in files.items():
-        write_generated(work / fname, content)
-    (work / "harness_main.c").write_text(render_harness(files, name))
+    harness = write_with_harness(files, name, work)
     flags = list(cflags) + (list(SANITIZE_FLAGS) if sanitize else [])
     exe = work / f"{name}_host"
-    compile_c(cc, [*(work / src for src in model_sources(files, name)), work / "harness_main.c"], exe,
-              flags, ["-lm"], work)
+    compile_c(cc, [*(work / src for src in model_sources(files, name)), harness], exe, flags, ["-lm"], work)
     return exe
 
 

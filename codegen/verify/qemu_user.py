@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from codegen.emit.render import model_sources, render_harness, write_generated
+from codegen.emit.render import model_sources
 from codegen.errors import KilnError
 from codegen.resources import BOARDS
 from codegen.targets import Target
@@ -60,9 +60,7 @@ def build_executable(files: dict[str, str], name: str, target: Target, work: Pat
     """Write the generated files and the harness into `work` and build `work/<name>_aarch64`
     with the target's compiler, flags and link flags; also the sizes of the model's objects."""
     _check_tools(target)
-    for fname, content in files.items():
-        write_generated(work / fname, content)
-    (work / "harness_main.c").write_text(render_harness(files, name))
+    harness = host.write_with_harness(files, name, work)
     flags = list(target.cflags) + (["-I", str(CORTEX_A), "-include", "kiln_profile.h"] if profile else [])
     objs = []
     for src in model_sources(files, name):
@@ -70,7 +68,7 @@ def build_executable(files: dict[str, str], name: str, target: Target, work: Pat
         compile_c(target.cc, [work / src], obj, [*flags, "-c"], [], work)
         objs.append(obj)
     exe = work / f"{name}_aarch64"
-    compile_c(target.cc, [*objs, work / "harness_main.c"], exe, [*flags, *target.ldflags], ["-lm"], work)
+    compile_c(target.cc, [*objs, harness], exe, [*flags, *target.ldflags], ["-lm"], work)
     return exe, elf_sizes(tool(target, "size"), objs, work)
 
 

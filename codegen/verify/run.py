@@ -21,15 +21,13 @@ def run_on_target(build: BuildResult, options: CompileOptions, samples: list[dic
                   *, sanitize: bool = False) -> list[dict[str, np.ndarray]]:
     """Build the generated code for the target and run it on the samples."""
     target = options.target
+    if sanitize and target.runner in ("qemu-system", "qemu-user"):
+        raise KilnError("--sanitize is available on the host target only")
     if target.runner == "qemu-system":
-        if sanitize:
-            raise KilnError("--sanitize is available on the host target only")
         from codegen.verify import qemu
 
         return qemu.run_generated(build.files, build.name, samples, target)
     if target.runner == "qemu-user":
-        if sanitize:
-            raise KilnError("--sanitize is available on the host target only")
         from codegen.verify import qemu_user
 
         return qemu_user.run_generated(build.files, build.name, samples, target)

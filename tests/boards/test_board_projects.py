@@ -55,6 +55,13 @@ def needs_toolchain(board: str) -> None:
         pytest.skip(reason)
 
 
+def needs_mps2_an386_in_qemu() -> None:
+    """`make run` on the mps2-an386 board: its toolchain and qemu-system-arm."""
+    needs_toolchain("mps2-an386")
+    if shutil.which("qemu-system-arm") is None:
+        pytest.skip("qemu-system-arm not found")
+
+
 def build_project(tmp_path: Path, board: str, *extra: str) -> tuple[Path, dict]:
     out = tmp_path / board
     assert kiln(["build", str(TINY), "--board", board, "-o", str(out), *extra]) == 0
@@ -101,9 +108,7 @@ def test_project_builds_with_its_makefile_and_size_matches_the_manifest(board, t
 
 
 def test_make_run_on_mps2_an386_prints_the_reference_result_and_checks_the_input_size(tmp_path):
-    needs_toolchain("mps2-an386")
-    if shutil.which("qemu-system-arm") is None:
-        pytest.skip("qemu-system-arm not found")
+    needs_mps2_an386_in_qemu()
     out, manifest = build_project(tmp_path, "mps2-an386")
     (spec,) = manifest["inputs"]
     x = np.random.default_rng(3).integers(-128, 128, spec["shape"], dtype=np.int8)
@@ -206,9 +211,7 @@ def test_without_the_toolchain_the_models_own_figures_are_checked_and_recorded(t
 
 
 def test_a_weights_blob_project_loads_the_blob_and_counts_it_apart(tmp_path):
-    needs_toolchain("mps2-an386")
-    if shutil.which("qemu-system-arm") is None:
-        pytest.skip("qemu-system-arm not found")
+    needs_mps2_an386_in_qemu()
     out, manifest = build_project(tmp_path, "mps2-an386", "--weights", "blob")
     fw = manifest["firmware"]
     assert fw["blob_linked_bytes"] == manifest["weights"]["blob_bytes"] > 0

@@ -18,15 +18,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codegen.compiler import compile_graph
 from codegen.ir import Graph, GraphBuilder, run_graph
 from codegen.lower.repack_f32 import block_widths, gemm_panels
 from codegen.lower.variants import kernel_variant
-from codegen.options import CompileOptions
 from codegen.targets import load_target
 from codegen.verify import qemu_user
 from codegen.verify.compare import compare_output
 from codegen.verify.samples import random_samples
+from cortex_a_testing import build
 from ops.linear_testing import float_layer, merge  # tests/ops, a namespace package beside this folder
 
 # (input NHWC, weights OHWI, attributes)
@@ -118,7 +117,7 @@ def _run(graphs: list[Graph], target: str):
     """The merged graph, its NEON outputs under qemu-aarch64 and the numpy reference's."""
     g, _, _ = merge(graphs)
     t = load_target(target)
-    res = compile_graph(g, CompileOptions(t), name="t", model_file="t.test", model_sha256="0" * 64)
+    res = build(g, t)
     for kernel in set(res.manifest["kernels"]) & NEON_KERNELS:
         assert kernel_variant(kernel, t.variants) == "neon", kernel
     feeds = random_samples(res.manifest["inputs"], 2, seed=7)
@@ -172,7 +171,7 @@ def test_reference_kernels_read_computed_weights_as_stored(op, x_shape, w_shape)
     from codegen.verify.host import run_generated
 
     g = _computed_weights(op, x_shape, w_shape)
-    res = compile_graph(g, CompileOptions(load_target("host")), name="t", model_file="t.test", model_sha256="0" * 64)
+    res = build(g, "host")
     (call,) = [c for c in res.lowered.calls if c.kernel.endswith("_f32")]
     assert call.params["w_oc_stride"] == int(np.prod(w_shape[1:]))
     feeds = random_samples(res.manifest["inputs"], 2, seed=3)
@@ -186,8 +185,7 @@ def test_neon_kernels_refuse_computed_weights():
 
     g = _computed_weights(*COMPUTED[0])
     with pytest.raises(KilnError, match="needs constant weights"):
-        compile_graph(g, CompileOptions(load_target("cortex-a53")), name="t", model_file="t.test",
-                      model_sha256="0" * 64)
+        build(g, "cortex-a53")
 
 
 # The levels the other tests do not build (targets: cortex-a53 -O3, host -O2).
@@ -202,7 +200,7 @@ def test_float_kernels_compile_at_every_optimization_level(aarch64, target, cc, 
     from codegen.verify.toolchain import STRICT_FLAGS
 
     g, _, _ = merge(_linear() + _exact() + [_softmax(*case) for case in SOFTMAX])
-    res = compile_graph(g, CompileOptions(load_target(target)), name="t", model_file="t.test", model_sha256="0" * 64)
+    res = build(g, target)
     for fname, text in res.files.items():
         (tmp_path / fname).write_text(text)
     flags = [f for f in load_target(target).cflags if not f.startswith("-O")]
@@ -239,8 +237,7 @@ def test_neon_conv_partial_overlap_bit_exact(aarch64):
                    name=f"conv{k}", **attrs)
         b.output(b.node("Clip", [y], name=f"out{k}", min=-3.0, max=3.0))
     t = load_target("cortex-a53")
-    plain = compile_graph(b.build(), CompileOptions(t, planner="linear"), name="t", model_file="t.test",
-                          model_sha256="0" * 64)
+    plain = build(b.build(), t, planner="linear")
     chosen = greedy_aliases(plain.buffers, plain.aliases)
     assert sorted(a.out for a in chosen if a.out.startswith("conv")) == [f"conv{k}" for k in range(len(OVERLAP))]
     offsets = place_greedy(plain.buffers, chosen)

@@ -15,14 +15,16 @@ import numpy as np
 import pytest
 
 from codegen.compiler import BuildResult
-from codegen.ir import Graph, GraphBuilder, Quant, run_graph
+from codegen.ir import Graph
 from codegen.lower.packed import NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT
 from codegen.lower.variants import kernel_variant
 from codegen.targets import load_target
 from codegen.verify import qemu_user
 from codegen.verify.samples import random_samples
 from cortex_a_testing import build
-from ops.linear_testing import int8_layer, merge  # tests/ops, a namespace package beside this folder
+from helpers import assert_bit_exact
+# tests/ops, a namespace package beside this folder
+from ops.linear_testing import int8_add, int8_average_pool, int8_layer, merge
 
 pytestmark = pytest.mark.usefixtures("cortex_a")
 
@@ -69,27 +71,10 @@ def linear_layers(**extra) -> list[Graph]:
     return graphs
 
 
-def add_layer(a_shape, b_shape, activation: str, seed: int) -> Graph:
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder("add_s8")
-    qa, qb = Quant.of(float(rng.uniform(0.01, 0.1)), -7), Quant.of(float(rng.uniform(0.01, 0.1)), 12)
-    y = b.node("Add", [b.input("a", "int8", a_shape, qa), b.input("b", "int8", b_shape, qb)],
-               activation=activation, quant=Quant.of(float(rng.uniform(0.05, 0.2)), -20))
-    return b.output(y).build()
-
-
 ADD = [((1, 4, 4, 8), (1, 4, 4, 8), "none"),  # one contiguous row of 128: vectors only
        ((1, 3, 5, 6), (1, 1, 1, 6), "relu"),  # b repeats every 6: rows of 6, scalar
        ((2, 3, 1, 12), (1, 1, 5, 1), "relu6"),  # b one element per row of 12: broadcast lanes + tail
        ((1, 2, 3, 5), (1, 2, 3, 5), "none")]  # 30 elements: 3 vectors and a scalar tail
-
-
-def pool_layer(shape, kernel, strides, pads, seed: int) -> Graph:
-    b = GraphBuilder("pool_s8")
-    q = Quant.of(0.05, seed - 10)
-    y = b.node("AveragePool2D", [b.input("x", "int8", shape, q)], kernel=kernel, strides=strides, pads=pads,
-               activation="relu" if seed % 2 else "none", quant=q)
-    return b.output(y).build()
 
 
 POOL = [((1, 25, 5, 64), (25, 5), (25, 5), (0, 0, 0, 0)),  # KWS: global, 125 positions, 4 blocks
@@ -99,11 +84,7 @@ POOL = [((1, 25, 5, 64), (25, 5), (25, 5), (0, 0, 0, 0)),  # KWS: global, 125 po
 
 
 def run_and_compare(g: Graph, res: BuildResult, target: str, feeds: list[dict]) -> None:
-    got = qemu_user.run_generated(res.files, "t", feeds, load_target(target))
-    for feed, out in zip(feeds, got):
-        want = run_graph(g, feed)
-        for name in g.outputs:
-            np.testing.assert_array_equal(out[name], want[name], err_msg=name)
+    assert_bit_exact(g, feeds, qemu_user.run_generated(res.files, "t", feeds, load_target(target)))
 
 
 def modes(res: BuildResult) -> set[int]:
@@ -123,8 +104,9 @@ def test_neon_linear_kernels_equal_the_reference(target, gemm_variant, mode):
 
 
 def test_neon_add_and_average_pool_equal_the_reference():
-    g, _, _ = merge([add_layer(a, b, act, seed=k) for k, (a, b, act) in enumerate(ADD)] +
-                    [pool_layer(*case, seed=k) for k, case in enumerate(POOL)])
+    g, _, _ = merge([int8_add(a, b, act, seed=k) for k, (a, b, act) in enumerate(ADD)] +
+                    [int8_average_pool(*case, seed=k, activation="relu" if k % 2 else "none")
+                     for k, case in enumerate(POOL)])
     res = build(g, "cortex-a53")
     variants = load_target("cortex-a53").variants
     assert {kernel_variant(k, variants) for k in ("add_bcast_s8", "average_pool2d_s8")} == {"neon"}
@@ -172,8 +154,8 @@ def test_neon_kernels_compile_at_every_optimization_level(target, tmp_path):
 
     g, _, _ = merge([int8_layer("Conv2D", (1, 4, 4, 8), (6, 3, 3, 8), seed=1, pads=(1, 1, 1, 1)),
                      int8_layer("DepthwiseConv2D", (1, 4, 4, 24), (1, 3, 3, 24), seed=2, pads=(1, 1, 1, 1)),
-                     int8_layer("FullyConnected", (2, 20), (5, 20), seed=3), add_layer(*ADD[2], seed=4),
-                     pool_layer(*POOL[1], seed=5)])
+                     int8_layer("FullyConnected", (2, 20), (5, 20), seed=3), int8_add(*ADD[2], seed=4),
+                     int8_average_pool(*POOL[1], seed=5, activation="relu")])
     res = build(g, target)
     for fname, text in res.files.items():
         (tmp_path / fname).write_text(text)

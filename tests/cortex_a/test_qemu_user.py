@@ -5,33 +5,21 @@ its counts are exact and repeatable; every MLPerf Tiny model verifies on the A53
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from codegen.cli import main
-from codegen.options import CompileOptions
 from codegen.targets import load_target, with_kernels
 from codegen.verify.qemu_user import profile_generated
-from codegen.verify.run import verify_model
 from codegen.verify.samples import random_samples
 from cortex_a_testing import build
+from helpers import check_kiln_verify_and_run, check_mlperf_model
 from ops.linear_testing import int8_layer, merge  # tests/ops, a namespace package beside this folder
 
 pytestmark = pytest.mark.usefixtures("cortex_a")
 
 
 def test_kiln_verify_and_run_on_cortex_a53(models_dir, tmp_path, capsys):
-    model = models_dir / "kws_ref_model.tflite"
-    assert main(["verify", str(model), "--target", "cortex-a53", "--samples", "2"]) == 0
-    out = capsys.readouterr().out
-    assert "against tflite-micro" in out and "max abs error 0," in out and "kiln verify: ok" in out
-    x = random_samples([{"name": "x", "dtype": "int8", "shape": [1, 49, 10, 1]}], 1, seed=5)[0]["x"]
-    np.save(tmp_path / "x.npy", x)
-    for target in ("host", "cortex-a53"):
-        assert main(["run", str(model), "--target", target, "--input", str(tmp_path / "x.npy"),
-                     "--output-dir", str(tmp_path / target)]) == 0
-    (npy,) = sorted((tmp_path / "host").glob("*.npy"))
-    np.testing.assert_array_equal(np.load(tmp_path / "cortex-a53" / npy.name), np.load(npy))
+    check_kiln_verify_and_run(models_dir, tmp_path, capsys, "cortex-a53", 2)
 
 
 def test_kiln_profile_on_cortex_a55(models_dir, capsys):
@@ -116,8 +104,4 @@ MLPERF = ["kws_ref_model.tflite", "kws_ref_model_float32.tflite", "vww_96_int8.t
 @pytest.mark.parametrize("target", ["cortex-a53", "cortex-a55"])
 @pytest.mark.parametrize("model", MLPERF)
 def test_mlperf_model_on_cortex_a(models_dir, model, target):
-    res = verify_model(models_dir / model, CompileOptions(load_target(target)), samples=20, seed=7)
-    for out in res.outputs:
-        assert out.ok, f"{out.name}: {out.mismatches}/{out.elements} off, max abs error {out.max_abs_error}"
-        if out.dtype == "int8":
-            assert out.max_abs_error == 0
+    check_mlperf_model(models_dir, model, target)

@@ -7,41 +7,19 @@ firmware per target. The weights reach the kernels repacked (codegen/lower/repac
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 import pytest
 
-from codegen.ir import Graph, GraphBuilder, Quant, run_graph
+from codegen.ir import Graph
 from codegen.lower.variants import kernel_variant
 from codegen.targets import load_target
 from codegen.verify import qemu
 from codegen.verify.samples import random_samples
 from cortex_m_testing import build
-from ops.linear_testing import merge  # tests/ops, a namespace package beside this folder
+from helpers import assert_bit_exact
+# tests/ops, a namespace package beside this folder
+from ops.linear_testing import int8_add, int8_average_pool, int8_layer, merge
 
 pytestmark = pytest.mark.usefixtures("cortex_m")
-
-
-def layer(op: str, x_shape, w_shape, *, seed: int, in_zp: int = -5, out_zp: int = 3, gain: float = 1.0,
-          per_channel: bool = True, bias: bool = True, **attrs) -> Graph:
-    """A one-node int8 layer (as linear_testing.int8_layer) whose output scale is divided by
-    `gain`: gain 1 spreads the outputs over the int8 range; gain >= 4 gives multipliers with
-    a right shift under 2 or a left shift (kiln_dsp_requant's general path)."""
-    rng = np.random.default_rng(seed)
-    axis = 3 if op == "DepthwiseConv2D" else 0
-    channels = w_shape[axis]
-    w = rng.integers(-127, 128, size=tuple(w_shape), dtype=np.int8)
-    w_scales = rng.uniform(0.002, 0.01, channels) if per_channel else np.array([0.006])
-    depth = int(np.prod(w_shape)) // channels
-    out_scale = 0.02 * float(np.mean(w_scales)) * math.sqrt(depth) * 110 * 73 * 5 / 255 / gain
-    b = GraphBuilder(f"{op.lower()}_s8")
-    x = b.input("x", "int8", tuple(x_shape), Quant.of(0.02, in_zp))
-    ins = [x, b.const("w", w, quant=Quant.of(w_scales, 0, axis if per_channel else None))]
-    if bias:
-        ins.append(b.const("b", rng.integers(-3000, 3000, channels).astype(np.int32),
-                           quant=Quant.of(0.02 * w_scales, 0, 0 if per_channel else None)))
-    return b.output(b.node(op, ins, quant=Quant.of(out_scale, out_zp), **attrs)).build()
 
 
 # (input NHWC, weights OHWI, attributes, layer options)
@@ -83,34 +61,17 @@ def _linear_layers() -> list[Graph]:
     for op, cases, seed in (("Conv2D", CONV, 0), ("DepthwiseConv2D", DEPTHWISE, 100),
                             ("FullyConnected", FULLY_CONNECTED, 200)):
         for k, (x_shape, w_shape, attrs, opts) in enumerate(cases):
-            graphs.append(layer(op, x_shape, w_shape, seed=seed + k, **opts, **attrs))
+            graphs.append(int8_layer(op, x_shape, w_shape, seed=seed + k, **opts, **attrs))
     return graphs
 
 
-def _add(a_shape, b_shape, activation: str, seed: int) -> Graph:
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder("add_s8")
-    qa, qb = Quant.of(float(rng.uniform(0.01, 0.1)), -7), Quant.of(float(rng.uniform(0.01, 0.1)), 12)
-    y = b.node("Add", [b.input("a", "int8", a_shape, qa), b.input("b", "int8", b_shape, qb)],
-               activation=activation, quant=Quant.of(float(rng.uniform(0.05, 0.2)), -20))
-    return b.output(y).build()
-
-
-def _pool(shape, kernel, strides, pads, seed: int) -> Graph:
-    b = GraphBuilder("pool_s8")
-    q = Quant.of(0.05, seed - 10)
-    y = b.node("AveragePool2D", [b.input("x", "int8", shape, q)], kernel=kernel, strides=strides, pads=pads,
-               quant=q)
-    return b.output(y).build()
-
-
 def _other_layers() -> list[Graph]:
-    return [_add((1, 4, 4, 8), (1, 4, 4, 8), "none", 1), _add((1, 3, 5, 6), (1, 1, 1, 6), "relu", 2),
-            _add((2, 3, 1, 4), (1, 1, 5, 1), "relu6", 3), _add((1, 2, 3, 5), (1, 2, 3, 5), "none", 4),
-            _pool((1, 25, 5, 16), (25, 5), (25, 5), (0, 0, 0, 0), 1),  # KWS: global, 125 positions
-            _pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 2),  # windows clipped by the padding
-            _pool((1, 5, 5, 6), (2, 2), (1, 1), (0, 0, 0, 0), 3),  # channels not a multiple of 4
-            _pool((1, 17, 16, 4), (17, 16), (1, 1), (0, 0, 0, 0), 4)]  # 272 positions: scalar sums
+    return [int8_add((1, 4, 4, 8), (1, 4, 4, 8), "none", 1), int8_add((1, 3, 5, 6), (1, 1, 1, 6), "relu", 2),
+            int8_add((2, 3, 1, 4), (1, 1, 5, 1), "relu6", 3), int8_add((1, 2, 3, 5), (1, 2, 3, 5), "none", 4),
+            int8_average_pool((1, 25, 5, 16), (25, 5), (25, 5), (0, 0, 0, 0), 1),  # KWS: global, 125 positions
+            int8_average_pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 2),  # windows clipped by the padding
+            int8_average_pool((1, 5, 5, 6), (2, 2), (1, 1), (0, 0, 0, 0), 3),  # channels not a multiple of 4
+            int8_average_pool((1, 17, 16, 4), (17, 16), (1, 1), (0, 0, 0, 0), 4)]  # 272 positions: scalar sums
 
 
 def check_target(graphs: list[Graph], target: str, variant: str, kernels: set[str], samples: int = 3):
@@ -120,11 +81,7 @@ def check_target(graphs: list[Graph], target: str, variant: str, kernels: set[st
     for kernel in kernels:
         assert kernel in res.manifest["kernels"] and kernel_variant(kernel, t.variants) == variant, kernel
     feeds = random_samples(res.manifest["inputs"], samples, seed=5)
-    got = qemu.run_generated(res.files, "t", feeds, t)
-    for feed, out in zip(feeds, got):
-        want = run_graph(g, feed)
-        for name in g.outputs:
-            np.testing.assert_array_equal(out[name], want[name], err_msg=name)
+    assert_bit_exact(g, feeds, qemu.run_generated(res.files, "t", feeds, t))
 
 
 LINEAR = {"conv2d_s8", "depthwise_conv2d_s8", "fully_connected_s8"}
@@ -146,7 +103,7 @@ def test_mve_kernels_equal_the_reference():
 def test_dsp_lowering_repacks_the_weights():
     """The DSP build carries packed int32 words and requantization records, not the int8
     weights and the reference's multiplier/shift arrays."""
-    g = layer("Conv2D", (1, 4, 4, 8), (6, 3, 3, 8), seed=1, pads=(1, 1, 1, 1))
+    g = int8_layer("Conv2D", (1, 4, 4, 8), (6, 3, 3, 8), seed=1, pads=(1, 1, 1, 1))
     ref, dsp = build(g, "host"), build(g, "cortex-m4")
     ref_consts = {c.name: c for c in ref.lowered.consts}
     dsp_consts = {c.name: c for c in dsp.lowered.consts}

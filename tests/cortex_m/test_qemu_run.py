@@ -15,6 +15,7 @@ from codegen.verify import host, qemu
 from codegen.verify.firmware import build_firmware
 from codegen.verify.samples import random_samples
 from cortex_m_testing import ALL_TARGETS, MAIN_TARGETS, build, float_graph, int8_graph
+from helpers import check_kiln_verify_and_run, check_mlperf_model
 
 pytestmark = pytest.mark.usefixtures("cortex_m")
 
@@ -83,17 +84,7 @@ def test_samples_stay_out_of_the_model_budget(tmp_path):
 
 
 def test_kiln_verify_and_run_on_cortex_m4(models_dir, tmp_path, capsys):
-    model = models_dir / "kws_ref_model.tflite"
-    assert main(["verify", str(model), "--target", "cortex-m4", "--samples", "3"]) == 0
-    out = capsys.readouterr().out
-    assert "against tflite-micro" in out and "max abs error 0," in out and "kiln verify: ok" in out
-    x = random_samples([{"name": "x", "dtype": "int8", "shape": [1, 49, 10, 1]}], 1, seed=5)[0]["x"]
-    np.save(tmp_path / "x.npy", x)
-    for target in ("host", "cortex-m4"):
-        assert main(["run", str(model), "--target", target, "--input", str(tmp_path / "x.npy"),
-                     "--output-dir", str(tmp_path / target)]) == 0
-    (npy,) = sorted((tmp_path / "host").glob("*.npy"))
-    np.testing.assert_array_equal(np.load(tmp_path / "cortex-m4" / npy.name), np.load(npy))
+    check_kiln_verify_and_run(models_dir, tmp_path, capsys, "cortex-m4", 3)
 
 
 def test_sanitize_is_refused_on_cortex_m(models_dir, capsys):
@@ -109,14 +100,7 @@ MLPERF = ["kws_ref_model.tflite", "vww_96_int8.tflite", "pretrainedResnet_quant.
 @pytest.mark.parametrize("target", MAIN_TARGETS)
 @pytest.mark.parametrize("model", MLPERF)
 def test_mlperf_model_on_cortex_m(models_dir, model, target):
-    from codegen.options import CompileOptions
-    from codegen.verify.run import verify_model
-
-    res = verify_model(models_dir / model, CompileOptions(load_target(target)), samples=20, seed=7)
-    for out in res.outputs:
-        assert out.ok, f"{out.name}: {out.mismatches}/{out.elements} off, max abs error {out.max_abs_error}"
-        if out.dtype == "int8":
-            assert out.max_abs_error == 0
+    check_mlperf_model(models_dir, model, target)
 
 
 def test_samples_beyond_the_sample_memory_run_in_several_images(monkeypatch):

@@ -12,8 +12,8 @@ from tflite_models import const as tflite_const
 
 from codegen.cli import _options, _parser
 from codegen.errors import KilnError
-from codegen.fusion.patch import (PatchCandidate, apply_patch_stage, leading_chain, patch_candidates,
-                                  propose_patch_stage)
+from codegen.fusion.patch import (PatchCandidate, apply_patch_stage, graph_macs, leading_chain,
+                                  patch_candidates, propose_patch_stage)
 from codegen.fusion.patch_geometry import RowSpan, RowWindow, band_bounds, chain_rows, input_rows
 from codegen.ir import GraphBuilder, Quant, run_graph
 from codegen.passes.pipeline import run_pipeline
@@ -202,15 +202,9 @@ def test_extra_macs_count_the_halo():
     # conv rows 4..9: two conv rows (6 pixels x 16 channels x 27 taps each) computed twice.
     row = 6 * 16 * 27
     assert cands[(2, 2)].extra_macs == 2 * row
-    assert cands[(2, 2)].stage_macs == sum(_macs_of(g, n) for n in chain[:2])
+    assert cands[(2, 2)].stage_macs == graph_macs(chain[:2], g)
     # Five bands of two rows: each of the four inner borders costs two conv rows.
     assert cands[(2, 5)].extra_macs == 8 * row
-
-
-def _macs_of(g, node):
-    from codegen.ops.registry import get_op
-
-    return get_op(node.op).macs(node, g)
 
 
 def _growing_model():
@@ -245,14 +239,20 @@ def test_declines_over_the_recomputation_budget():
     assert propose_patch_stage(g, HOST, max_extra_macs=0) is None
 
 
-def test_float_onnx_model_within_tolerance(tmp_path):
+def _onnx_cnn(tmp_path):
+    """The small ONNX CNN (onnx_models.cnn) imported and optimised: NCHW input, so the graph
+    starts with the NCHW->NHWC transpose."""
     import onnx
 
     from codegen.frontends import load_model
 
     path = tmp_path / "cnn.onnx"
     onnx.save(cnn(), path)
-    g = run_pipeline(load_model(path, {}))
+    return run_pipeline(load_model(path, {}))
+
+
+def test_float_onnx_model_within_tolerance(tmp_path):
+    g = _onnx_cnn(tmp_path)
     p = _patched(g, len(leading_chain(g)), 3)
     x = np.random.default_rng(2).standard_normal((1, 3, 16, 16)).astype(np.float32)
     expected, got = run_graph(g, {g.inputs[0]: x}), run_graph(p, {p.inputs[0]: x})
@@ -263,13 +263,7 @@ def test_float_onnx_model_within_tolerance(tmp_path):
 def test_float_stage_reading_an_arena_tensor_in_c(tmp_path):
     """The ONNX model's stage reads the NCHW->NHWC transpose's output: input bands are views
     into an arena buffer, which must stay live until the last band."""
-    import onnx
-
-    from codegen.frontends import load_model
-
-    path = tmp_path / "cnn.onnx"
-    onnx.save(cnn(), path)
-    g = run_pipeline(load_model(path, {}))
+    g = _onnx_cnn(tmp_path)
     assert g.nodes[0].op == "Transpose" and leading_chain(g)[0].inputs[0] == g.nodes[0].outputs[0]
     res = build_graph(_patched(g, len(leading_chain(g)), 4))
     assert "kiln_index_map(" not in res.files["t.c"]

@@ -1,5 +1,6 @@
-"""Helpers of the linear-op tests: random int8 layers with sensible quantization, and many
-one-node graphs merged into one so that a single C build checks them all."""
+"""Helpers of the linear-op and kernel-variant tests: random int8 layers with sensible
+quantization (linear ops, Add, AveragePool2D), and many one-node graphs merged into one so
+that a single C build checks them all."""
 
 from __future__ import annotations
 
@@ -34,6 +35,25 @@ def int8_layer(op: str, x_shape: Sequence[int], w_shape: Sequence[int], *, seed:
         ins.append(b.const("b", rng.integers(-3000, 3000, channels).astype(np.int32),
                            quant=Quant.of(in_scale * w_scales, 0, 0 if per_channel else None)))
     y = b.node(op, ins, quant=Quant.of(out_scale, out_zp), **attrs)
+    return b.output(y).build()
+
+
+def int8_add(a_shape: Sequence[int], b_shape: Sequence[int], activation: str, seed: int) -> Graph:
+    """A one-node int8 Add of two inputs with random scales and distinct zero points."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder("add_s8")
+    qa, qb = Quant.of(float(rng.uniform(0.01, 0.1)), -7), Quant.of(float(rng.uniform(0.01, 0.1)), 12)
+    y = b.node("Add", [b.input("a", "int8", a_shape, qa), b.input("b", "int8", b_shape, qb)],
+               activation=activation, quant=Quant.of(float(rng.uniform(0.05, 0.2)), -20))
+    return b.output(y).build()
+
+
+def int8_average_pool(shape: Sequence[int], kernel, strides, pads, seed: int, **attrs) -> Graph:
+    """A one-node int8 AveragePool2D whose input and output share the zero point `seed - 10`."""
+    b = GraphBuilder("pool_s8")
+    q = Quant.of(0.05, seed - 10)
+    y = b.node("AveragePool2D", [b.input("x", "int8", shape, q)], kernel=kernel, strides=strides, pads=pads,
+               quant=q, **attrs)
     return b.output(y).build()
 
 

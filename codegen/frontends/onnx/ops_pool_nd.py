@@ -20,6 +20,18 @@ def needs_pool_nd(ctx: ConvertContext, node: OnnxNode) -> bool:
     return rank == 5 or dilated or indices or lp_ceil
 
 
+def same_pads(auto_pad: str, spatial, kernel, strides, dilations) -> list[int]:
+    """ONNX pads (all begins, then all ends) of auto_pad SAME_UPPER or SAME_LOWER: the output
+    is ceil(size / stride) and an odd total pad puts its extra element at the end (UPPER) or
+    the beginning (LOWER). The 2-D convolution and pooling converters (ops_spatial) share it."""
+    begins, ends = [], []
+    for size, k, s, d in zip(spatial, kernel, strides, dilations):
+        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+        begins.append(total // 2 if auto_pad == "SAME_UPPER" else total - total // 2)
+        ends.append(total - begins[-1])
+    return begins + ends
+
+
 def explicit_pads(node: OnnxNode, spatial: tuple[int, ...], kernel: list[int], strides: list[int],
                   dilations: list[int]) -> list[int]:
     """ONNX pads (all begins, then all ends) with `auto_pad` resolved."""
@@ -30,12 +42,7 @@ def explicit_pads(node: OnnxNode, spatial: tuple[int, ...], kernel: list[int], s
         return [0] * 2 * len(spatial)
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
         raise node.error(f"auto_pad '{auto_pad}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID")
-    begins, ends = [], []
-    for size, k, s, d in zip(spatial, kernel, strides, dilations):
-        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
-        begins.append(total // 2 if auto_pad == "SAME_UPPER" else total - total // 2)
-        ends.append(total - begins[-1])
-    return begins + ends
+    return same_pads(auto_pad, spatial, kernel, strides, dilations)
 
 
 def convert_pool_nd(ctx: ConvertContext, node: OnnxNode) -> None:

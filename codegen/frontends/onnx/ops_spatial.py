@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codegen.frontends.onnx.context import ConvertContext, converter
-from codegen.frontends.onnx.ops_pool_nd import convert_pool_nd, needs_pool_nd
+from codegen.frontends.onnx.ops_pool_nd import convert_pool_nd, needs_pool_nd, same_pads
 from codegen.frontends.onnx.reader import OnnxNode
 
 
@@ -49,13 +49,7 @@ def window(node: OnnxNode, spatial: tuple[int, ...], kernel: list[int]) -> Windo
     elif auto_pad == "VALID":
         pads = [0] * 2 * r
     elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        begins, ends = [], []
-        for size, k, s, d in zip(spatial, kernel, strides, dilations):
-            total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
-            small = total // 2
-            begins.append(small if auto_pad == "SAME_UPPER" else total - small)
-            ends.append(total - begins[-1])
-        pads = begins + ends
+        pads = same_pads(auto_pad, spatial, kernel, strides, dilations)
     else:
         raise node.error(f"auto_pad '{auto_pad}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID")
     if r == 1:

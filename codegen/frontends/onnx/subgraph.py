@@ -70,21 +70,24 @@ def rename_node(proto: onnx.NodeProto, names: dict[str, str]) -> onnx.NodeProto:
     return copy
 
 
+def _subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
+    """The graphs held in the node's attributes (If's branches, Loop's and Scan's bodies)."""
+    return [g for attr in node.attribute for g in ([attr.g] if attr.HasField("g") else list(attr.graphs))]
+
+
 def _rename_in_place(node: onnx.NodeProto, names: dict[str, str]) -> None:
     node.input[:] = [names.get(i, i) if i else i for i in node.input]
     node.output[:] = [names.get(o, o) if o else o for o in node.output]
-    for attr in node.attribute:
-        for g in ([attr.g] if attr.HasField("g") else list(attr.graphs)):
-            _rename_free(g, names)
+    for g in _subgraphs(node):
+        _rename_free(g, names)
 
 
 def _rename_free(graph: onnx.GraphProto, names: dict[str, str]) -> None:
     """Rename the outer tensors a nested subgraph reads (its own names are never in `names`)."""
     for inner in graph.node:
         inner.input[:] = [names.get(i, i) if i else i for i in inner.input]
-        for a in inner.attribute:
-            for gg in ([a.g] if a.HasField("g") else list(a.graphs)):
-                _rename_free(gg, names)
+        for g in _subgraphs(inner):
+            _rename_free(g, names)
     for vi in graph.output:
         vi.name = names.get(vi.name, vi.name)
 
