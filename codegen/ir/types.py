@@ -26,7 +26,7 @@ C_TYPES = {
 # uint16_t, float8 and float4 in a uint8_t, one element per byte); sub-byte integers one per byte.
 STORAGE_FLOATS = {"float64": "double", "float16": "uint16_t", "bfloat16": "uint16_t",
                   "float8e4m3fn": "uint8_t", "float8e4m3fnuz": "uint8_t", "float8e5m2": "uint8_t",
-                  "float8e5m2fnuz": "uint8_t", "float4e2m1": "uint8_t"}
+                  "float8e5m2fnuz": "uint8_t", "float8e8m0": "uint8_t", "float4e2m1": "uint8_t"}
 STORAGE_INTS = {"int4": "int8_t", "uint4": "uint8_t", "int2": "int8_t", "uint2": "uint8_t"}
 C_TYPES.update(STORAGE_FLOATS)
 C_TYPES.update(STORAGE_INTS)
@@ -38,6 +38,7 @@ INTEGER_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"
 _NUMPY_NAMES = {"bool": np.bool_, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16,
                 "float8e4m3fn": ml_dtypes.float8_e4m3fn, "float8e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
                 "float8e5m2": ml_dtypes.float8_e5m2, "float8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+                "float8e8m0": ml_dtypes.float8_e8m0fnu,
                 "float4e2m1": ml_dtypes.float4_e2m1fn, "int4": ml_dtypes.int4, "uint4": ml_dtypes.uint4,
                 "int2": ml_dtypes.int2, "uint2": ml_dtypes.uint2}
 

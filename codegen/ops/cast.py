@@ -5,15 +5,16 @@ integer saturates to the target's range (NaN gives 0) where C would have undefin
 ONNX leaves out-of-range conversions undefined. Integers convert to narrower integers modulo
 2**bits (int4, uint4, int2, uint2 too, one element per byte); anything non-zero is true.
 Floats of every width go through float32: float64 is rounded to float32 first, the narrow
-formats (runtime_c/kiln_float.h) round to nearest even; a float8 target saturates when
-`saturate` is set (ONNX's default), float4e2m1 always. int8 values are converted raw (a Cast
-does not dequantize). A cast to the same dtype is a view.
+formats (runtime_c/kiln_float.h) round to nearest even (float8e8m0, a power of two, by
+`round_mode`); a float8 target saturates when `saturate` is set (ONNX's default), float4e2m1
+always. int8 values are converted raw (a Cast does not dequantize). A cast to the same dtype
+is a view.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from onnx.numpy_helper import saturate_cast
+from onnx.numpy_helper import saturate_cast, to_float8e8m0
 
 from codegen.errors import KilnError
 from codegen.ir.types import np_dtype
@@ -24,9 +25,10 @@ from codegen.ops.reshape import emit_copy
 TYPE_CODES = {"float32": 0, "int8": 1, "uint8": 2, "int16": 3, "int32": 4, "int64": 5, "bool": 6,
               "uint16": 7, "uint32": 8, "uint64": 9, "int4": 10, "uint4": 11, "int2": 12, "uint2": 13,
               "float64": 20, "float16": 21, "bfloat16": 22, "float8e4m3fn": 23, "float8e4m3fnuz": 24,
-              "float8e5m2": 25, "float8e5m2fnuz": 26, "float4e2m1": 27}
+              "float8e5m2": 25, "float8e5m2fnuz": 26, "float4e2m1": 27, "float8e8m0": 28}
 FLOATS = tuple(d for d, code in TYPE_CODES.items() if code == 0 or code >= 20)
-SATURATING = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz")
+SATURATING = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float8e8m0")
+ROUND_MODES = {"up": 0, "down": 1, "nearest": 2}  # of float8e8m0 targets (ONNX Cast's round_mode)
 _SUB_BYTE_BITS = {"int4": 4, "uint4": 4, "int2": 2, "uint2": 2}
 _FLOAT_NP = {np_dtype(d) for d in FLOATS}
 
@@ -53,24 +55,24 @@ def _saturate_to_int(x: np.ndarray, dtype: str) -> np.ndarray:
     return _wrap(out.astype(np.int64), dtype) if dtype in _SUB_BYTE_BITS else out.astype(np_dtype(dtype))
 
 
-def cast_array(x: np.ndarray, dtype: str, saturate: bool = True) -> np.ndarray:
+def cast_array(x: np.ndarray, dtype: str, saturate: bool = True, round_mode: str = "up") -> np.ndarray:
     """What the Cast kernel computes: astype with the rules of the module docstring."""
     target = np_dtype(dtype)
     src = np.asarray(x)
     with np.errstate(all="ignore"):
-        if src.dtype in _FLOAT_NP:
-            f = src.astype(np.float32)
+        if src.dtype in _FLOAT_NP or dtype in FLOATS:
+            f = src.astype(np.float32)  # integers rounded to float32 first, as the kernel does
             if dtype == "bool":
                 return f != 0
             if dtype in FLOATS:
+                if dtype == "float8e8m0":
+                    return to_float8e8m0(f, saturate, round_mode)
                 if dtype in SATURATING and saturate:
                     return saturate_cast(f, target)
                 return f.astype(target)
             return _saturate_to_int(f, dtype)
         if dtype == "bool":
             return src != 0
-        if dtype in FLOATS:
-            return src.astype(np.float32).astype(target)
         wide = src.astype(np.uint64 if src.dtype == np.uint64 else np.int64).astype(np.int64)
         return _wrap(wide, dtype)
 
@@ -79,7 +81,7 @@ def cast_array(x: np.ndarray, dtype: str, saturate: bool = True) -> np.ndarray:
 class Cast(Op):
     name = "Cast"
     kind = OpKind.ELEMENTWISE
-    attributes = {"to": "float32", "saturate": True}
+    attributes = {"to": "float32", "saturate": True, "round_mode": "up"}
     arity = (1, 1)
     kernels = ("cast", "copy")
 
@@ -97,10 +99,13 @@ class Cast(Op):
         src = g.values[node.inputs[0]].dtype
         if src not in TYPE_CODES:
             raise KilnError(f"Cast from {src} is not supported", node=node.name)
+        if node.attrs["round_mode"] not in ROUND_MODES:
+            raise KilnError(f"Cast round_mode '{node.attrs['round_mode']}' is not one of {', '.join(ROUND_MODES)}",
+                            node=node.name)
 
     @classmethod
     def reference(cls, node, args, g):
-        return [cast_array(args[0], node.attrs["to"], bool(node.attrs["saturate"]))]
+        return [cast_array(args[0], node.attrs["to"], bool(node.attrs["saturate"]), node.attrs["round_mode"])]
 
     @classmethod
     def lower(cls, node, ctx):
@@ -112,6 +117,7 @@ class Cast(Op):
                 emit_copy(node, ctx, src, out)
             return
         params = {"n": x.size, "from": TYPE_CODES[x.dtype], "to": TYPE_CODES[to],
-                  "saturate": bool(node.attrs["saturate"]) and to in SATURATING}
+                  "saturate": bool(node.attrs["saturate"]) and to in SATURATING,
+                  "round_mode": ROUND_MODES[node.attrs["round_mode"]]}
         ctx.call(node, "cast", params, [ctx.tensor(src), ctx.tensor(out)], headers=("kiln_float.h",))
 

@@ -293,6 +293,12 @@ def _bind_output(ctx: ConvertContext, vi: onnx.ValueInfoProto, origin: str) -> N
         ctx.bind(name, ctx.new_const(ctx.fresh(f"{name}_data"), data))
     src = ctx.kiln(name)
     declared = _declared_dtype(vi)
+    widened = next((n for n in reversed(g.nodes) if src in n.outputs), None)
+    if widened is not None and widened.op == "Cast" and g.values[widened.inputs[0]].dtype == declared \
+            and declared != g.values[src].dtype:
+        if src == name:  # the name goes to the output
+            ctx.rename(src, ctx.fresh(f"{name}_{g.values[src].dtype}"))
+        src = widened.inputs[0]  # already held as `declared` (rounded to float16, ...): no second conversion
     if declared is not None and declared != g.values[src].dtype and compute_dtype(declared) == g.values[src].dtype:
         if src == name:  # the name goes to the converted output
             ctx.rename(src, ctx.fresh(f"{name}_{compute_dtype(declared)}"))

@@ -200,7 +200,8 @@ ONNX_DTYPES = {elem: {"float": "float32", "double": "float64"}.get(name, name)
 KILN_DTYPES = {elem: compute_dtype(dtype) for elem, dtype in ONNX_DTYPES.items()}
 
 
-def cast_to(ctx: ConvertContext, node: OnnxNode, x: str, to: str, saturate: bool = True) -> None:
+def cast_to(ctx: ConvertContext, node: OnnxNode, x: str, to: str, saturate: bool = True,
+            round_mode: str = "up") -> None:
     """node.outputs[0] = Cast(x) to ONNX dtype `to` (a Kiln dtype name, storage ones included).
 
     A storage-only target (float16, float64, int4, ...) is a round trip through it and back to
@@ -217,7 +218,7 @@ def cast_to(ctx: ConvertContext, node: OnnxNode, x: str, to: str, saturate: bool
     xin = ctx.kiln(x)
     if compute == "float32" and ctx.dtype(x) != "float32":
         xin = ctx.add(node, "Cast", [xin], role="to_float32", to="float32")
-    stored = ctx.add(node, "Cast", [xin], role=f"to_{to}", to=to, saturate=saturate)
+    stored = ctx.add(node, "Cast", [xin], role=f"to_{to}", to=to, saturate=saturate, round_mode=round_mode)
     ctx.add(node, "Cast", [stored], out=out, to=compute)
 
 
@@ -227,7 +228,7 @@ def convert_cast(ctx, node):
     if to not in ONNX_DTYPES:
         raise node.error(f"cast to {ELEM_TYPE_NAMES.get(to, to)} is not supported "
                          f"(Kiln has {', '.join(sorted(set(ONNX_DTYPES.values())))})")
-    cast_to(ctx, node, node.input(0), ONNX_DTYPES[to], bool(node.attr("saturate", 1)))
+    cast_to(ctx, node, node.input(0), ONNX_DTYPES[to], bool(node.attr("saturate", 1)), node.attr("round_mode", "up"))
 
 
 @converter("CastLike")

@@ -11,7 +11,13 @@ uint8 activations (onnxruntime's default QUInt8) are stored as int8 with the zer
 shifted by -128: q_u8 = clamp(round(x / s) + zp, 0, 255) is exactly q_s8 + 128 with
 q_s8 = clamp(round(x / s) + zp - 128, -128, 127), and (q_u8 - zp) = (q_s8 - (zp - 128)), so
 every quantized op computes the same real values. Per-axis scales are accepted only on
-constant weights of QLinearConv / QLinearMatMul; blocked and sub-byte quantization are refused.
+constant weights of QLinearConv / QLinearMatMul.
+
+What is not such an int8 activation is plain float32 arithmetic, as ONNX defines the ops:
+(De)QuantizeLinear to or from other types (int16, int4, float8, ...), per-axis, blocked or
+computed scales, graph outputs (the user wants the quantized bytes); QLinearConv and
+QLinearMatMul on uint8 graph inputs or asymmetric weights (integer products exact in float32
+while their sums stay below 2^24).
 """
 
 from __future__ import annotations
@@ -166,12 +172,13 @@ def _centered(ctx: ConvertContext, node: OnnxNode, index: int, zp_index: int, zp
         ctx.bind_const(centered, cast_array(data, "float32") - zp_f)
         return centered
     x = ctx.add(node, "Cast", [ctx.kiln(name)], role=f"in{index}_float32", to="float32")
-    ctx.bind(centered, ctx.add(node, "Sub", [x, ctx.weight(node, f"zero_point{index}", zp_f)], role=f"in{index}_centered"))
+    zero = ctx.weight(node, f"zero_point{index}", zp_f)
+    ctx.bind(centered, ctx.add(node, "Sub", [x, zero], role=f"in{index}_centered"))
     return centered
 
 
-def _float_qlinear(ctx: ConvertContext, node: OnnxNode, op: str, extra: list[str], attrs: dict,
-                   w_zp_shape: tuple[int, ...], bias: np.ndarray | None) -> None:
+def _float_qlinear(ctx: ConvertContext, node: OnnxNode, op: str, attrs: dict, w_zp_shape: tuple[int, ...],
+                   bias: np.ndarray | None) -> None:
     """QLinearConv / QLinearMatMul as ONNX's reference computes them, in float32: the integer
     product of the centered inputs (exact while sums stay below 2^24), + bias, times
     a_scale * b_scale / y_scale, rounded, + y_zero_point, saturated. For what Kiln's int8
@@ -182,7 +189,7 @@ def _float_qlinear(ctx: ConvertContext, node: OnnxNode, op: str, extra: list[str
     a = _centered(ctx, node, 0, 2, ())
     w = _centered(ctx, node, 3, 5, w_zp_shape)
     product = ctx.fresh(f"{node.name}_integer_product")
-    CONVERTERS[op](ctx, OnnxNode(op, f"{node.name}_{op.lower()}", [a, w, *extra], [product], attrs))
+    CONVERTERS[op](ctx, OnnxNode(op, f"{node.name}_{op.lower()}", [a, w], [product], attrs))
     c = ctx.kiln(product)
     if bias is not None:
         c = ctx.add(node, "Add", [c, ctx.weight(node, "bias", bias.astype(np.float32).reshape(-1, *(1,) * (rank - 2)))],
@@ -288,9 +295,9 @@ def convert_qlinear_conv(ctx, node):
     """int8 Conv2D or DepthwiseConv2D between NCHW <-> NHWC transposes of int8 tensors (else float
     arithmetic: _float_qlinear)."""
     if not _int8_kernels_fit(ctx, node):
-        attrs = {k: v for k, v in node.attrs.items()}
+        attrs = dict(node.attrs)
         bias = ctx.const(node.input(8)) if node.input(8) else None
-        _float_qlinear(ctx, node, "Conv", [], attrs, (-1, 1, 1, 1)[:len(ctx.shape(node.input(3)))], bias)
+        _float_qlinear(ctx, node, "Conv", attrs, (-1, 1, 1, 1)[:len(ctx.shape(node.input(3)))], bias)
         return
     x = _int8_input(ctx, node, 0, 1, 2)
     shape = ctx.shape(node.input(0))
@@ -326,7 +333,7 @@ def convert_qlinear_matmul(ctx, node):
     """a @ B with constant 2-D B: an int8 FullyConnected (keep_dims) with weights B^T (else
     float arithmetic: _float_qlinear)."""
     if not _int8_kernels_fit(ctx, node):
-        _float_qlinear(ctx, node, "MatMul", [], {}, (-1,), None)
+        _float_qlinear(ctx, node, "MatMul", {}, (-1,), None)
         return
     a = _int8_input(ctx, node, 0, 1, 2)
     w, w_scale = _int8_weights(ctx, node, 3, 4, 5)
