@@ -36,6 +36,8 @@ CONV = [
     ((1, 4, 4, 16), (9, 3, 3, 16), {"pads": (1, 1, 1, 1)}, {"per_channel": False, "bias": False}),
     ((1, 3, 3, 20), (6, 1, 1, 20), {}, {"gain": 60.0}),  # right shifts of 1 to 3: general requantization
     ((1, 3, 4, 8), (4, 2, 2, 8), {}, {"gain": 3000.0, "out_zp": -60}),  # left shifts
+    ((2, 3, 3, 32), (6, 1, 1, 32), {}, {"in_zp": -128}),  # pointwise on 16k channels (read in place): odd pixels
+    ((1, 1, 2, 5), (3, 1, 1, 5), {}, {}),  # pointwise, the whole input shorter than a vector
 ]
 DEPTHWISE = [
     ((1, 6, 5, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1)}, {}),  # 3x3 fast path, padded
@@ -47,6 +49,8 @@ DEPTHWISE = [
     ((1, 5, 4, 3), (1, 3, 3, 6), {"depth_multiplier": 2, "pads": (1, 1, 1, 1)}, {}),  # multiplier 2
     ((1, 4, 4, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1)}, {"gain": 100.0}),  # general requantization
     ((1, 5, 5, 4), (1, 3, 3, 4), {"pads": (1, 1, 1, 1)}, {"gain": 500.0, "in_zp": 100}),  # left shifts
+    ((1, 9, 1, 16), (1, 5, 1, 16), {"pads": (2, 0, 2, 0)}, {}),  # 1-D window, eight channels at a time
+    ((1, 7, 7, 8), (1, 3, 3, 8), {"dilations": (2, 2), "pads": (2, 2, 2, 2)}, {}),  # dilated 3x3
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}, {}),
@@ -97,7 +101,7 @@ def test_dsp_add_and_average_pool_equal_the_reference():
 
 
 def test_mve_kernels_equal_the_reference():
-    check_target(_linear_layers() + _other_layers(), "cortex-m55", "mve", LINEAR)
+    check_target(_linear_layers() + _other_layers(), "cortex-m55", "mve", LINEAR | {"add_bcast_s8"})
 
 
 def test_dsp_lowering_repacks_the_weights():

@@ -92,7 +92,8 @@ def test_counts_repeat_exactly(target, insn_plugin):
     assert runs[0] == runs[1]
     p = runs[0]
     assert [c.kernel for c in p.calls] == [g["kernel"] for g in res.manifest["fusion_groups"]] == ["add_bcast_s8"] * 2
-    assert all(c.variant == ("reference" if target == "cortex-m0plus" else "cortex_m_dsp") for c in p.calls)
+    variant = {"cortex-m0plus": "reference", "cortex-m55": "mve"}.get(target, "cortex_m_dsp")
+    assert all(c.variant == variant for c in p.calls)
     for k in range(2):
         kernels = sum(c.instructions[k] for c in p.calls)
         # Every element costs instructions; the call into the model and its return a few more.
