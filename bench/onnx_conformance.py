@@ -26,6 +26,10 @@ would only test ONNX's own reference, which Kiln uses to fold constant subgraphs
 `_expanded` case bakes the inputs its single-node original bakes. Graph inputs with dynamic
 dimensions get the case's shapes, as `kiln build --input-shape` gives them.
 
+Sequences: Kiln's C API passes tensors, so a sequence input is fed as its element tensors
+joined by a SequenceConstruct, and a sequence output is read back one SequenceAt per element
+(`sequences_as_tensors`); an absent optional input becomes an empty Optional node.
+
 Tensor types are compared as onnx's runner compares them: float8, float4 and bfloat16 outputs
 in float32 (bfloat16 to 2 ULP), integers exactly.
 """
@@ -46,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "bench" / "ONNX_CONFORMANCE.md"
@@ -74,7 +78,10 @@ WEIGHT_INPUTS: dict[str, tuple[int, ...]] = {
     "NegativeLogLikelihoodLoss": (2,), "SoftmaxCrossEntropyLoss": (2,), "Col2Im": (1, 2),
     # quantization parameters (scales, zero points) and quantized weights
     "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2), "QLinearMatMul": (1, 2, 3, 4, 5, 6, 7),
-    "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8),
+    "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8), "ConvInteger": (1, 2, 3), "MatMulInteger": (1, 2, 3),
+    # the position a sequence op inserts at or the split sizes, Loop's trip count and condition,
+    # MaxUnpool's output shape
+    "SequenceInsert": (2,), "SplitToSequence": (1,), "Loop": (0, 1), "MaxUnpool": (2,),
 }
 
 
@@ -212,6 +219,58 @@ def bake_weights(case: Case) -> tuple[onnx.ModelProto, dict[str, np.ndarray], tu
     return model, {k: v for k, v in feeds.items() if k not in bake}, tuple(bake)
 
 
+def sequences_as_tensors(case: Case) -> Case | None:
+    """The case with its sequence inputs and outputs fed as tensors, as a user of a model that
+    consumes or produces a sequence calls the compiled C: each sequence input becomes its element
+    tensors joined by a SequenceConstruct (SequenceEmpty when empty), each sequence output one
+    output per element (SequenceAt), an absent optional input an empty Optional. None when an
+    output is an absent optional (the C API has no absent outputs) or a value is a map."""
+    values = list(case.inputs) + list(case.outputs)
+    if all(isinstance(v, np.ndarray) for v in values):
+        return case
+    if any(v is None for v in case.outputs) or any(isinstance(v, dict) for v in values):
+        return None
+    model = onnx.ModelProto()
+    model.CopyFrom(case.model)
+    graph = model.graph
+    inputs, feeds, front = [], [], []
+    for vi, value in zip(case.model.graph.input, case.inputs):
+        if value is None:
+            front.append(helper.make_node("Optional", [], [vi.name], type=vi.type.optional_type.elem_type))
+        elif isinstance(value, list):
+            arrays = [np.asarray(_array(v)) for v in value]
+            names = [f"{vi.name}__{k}" for k in range(len(arrays))]
+            inputs += [_tensor_info(n, a) for n, a in zip(names, arrays)]
+            feeds += arrays
+            elem = vi.type.sequence_type.elem_type.tensor_type.elem_type or onnx.TensorProto.FLOAT
+            front.append(helper.make_node("SequenceConstruct", names, [vi.name]) if names else
+                         helper.make_node("SequenceEmpty", [], [vi.name], dtype=elem))
+        else:
+            inputs.append(_tensor_info(vi.name, value))
+            feeds.append(value)
+    outputs, expected, back = [], [], []
+    for vi, value in zip(case.model.graph.output, case.outputs):
+        if not isinstance(value, list):
+            outputs.append(_tensor_info(vi.name, value))
+            expected.append(value)
+            continue
+        for k, element in enumerate(value):
+            name, position = f"{vi.name}__{k}", f"{vi.name}__at{k}"
+            graph.initializer.append(numpy_helper.from_array(np.array(k, np.int64), position))
+            back.append(helper.make_node("SequenceAt", [vi.name, position], [name]))
+            outputs.append(_tensor_info(name, np.asarray(_array(element))))
+            expected.append(np.asarray(_array(element)))
+    nodes = front + list(graph.node) + back
+    for field_, items in ((graph.input, inputs), (graph.output, outputs), (graph.node, nodes)):
+        del field_[:]
+        field_.extend(items)
+    return Case(case.name, model, feeds, expected, case.rtol, case.atol, case.op, case.extra)
+
+
+def _tensor_info(name: str, array: np.ndarray) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), array.shape)
+
+
 def dynamic_input_shapes(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, tuple[int, ...]]:
     """The case's shapes of the graph inputs the model leaves dynamic, as a user fixes them
     with `kiln build --input-shape`."""
@@ -236,9 +295,11 @@ def run_case(case: Case, *, cflags: tuple[str, ...] = ("-O1",)) -> Result:
     from codegen.verify.toolchain import ToolchainError
 
     res = Result(case.name, case.op, "unsupported", expanded=case.name != base_name(case.name))
-    if any(not isinstance(a, np.ndarray) for a in case.inputs + case.outputs):
-        res.reason = "sequence, optional or map inputs/outputs (Kiln compiles tensors)"
+    tensors = sequences_as_tensors(case)
+    if tensors is None or any(not isinstance(a, np.ndarray) for a in tensors.inputs + tensors.outputs):
+        res.reason = "absent optional outputs or map inputs/outputs (Kiln compiles tensors)"
         return res
+    case = tensors
     try:
         model, feeds, res.baked = bake_weights(case)
         data = model.SerializeToString()
@@ -357,8 +418,8 @@ def run_all(names: list[str], jobs: int = 2, progress: bool = True) -> list[Resu
 # "op: status: reason").
 CATEGORIES = [
     ("string tensors (Kiln stores every other ONNX tensor type)", r"graph input is string|cast to string"),
-    ("sequence, optional and map values", r"sequence, optional|Optional|Sequence|graph input is None"),
-    ("control flow (If, Loop, Scan)", r"\b(If|Loop|Scan) \(node"),
+    ("sequence, optional and map values", r"sequence, optional|absent optional|Optional|Sequence|graph input is None"),
+    ("control flow (If, Loop, Scan)", r"\b(If|Loop|Scan) \(node|Kiln unrolls"),
     ("outputs whose shape depends on the data (NonZero, Unique, NonMaxSuppression, Range, ConstantOfShape "
      "of computed shapes), dynamic or empty dimensions",
      r"NonZero|Unique|NonMaxSuppression|\bRange \(node|ConstantOfShape \(node|dynamic dimension|empty tensor|"

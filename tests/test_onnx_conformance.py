@@ -9,10 +9,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/ lives in the checkout, not the package
-from bench.onnx_conformance import Result, bake_weights, collect_cases, run_case  # noqa: E402
+from bench.onnx_conformance import Result, bake_weights, collect_cases, run_case, sequences_as_tensors  # noqa: E402
 
 SUBSET = [
     # activations and elementwise math
@@ -52,11 +53,16 @@ SUBSET = [
     "test_center_crop_pad_crop_expanded",
     # -inf in constants
     "test_attention_4d_with_past_and_present_qk_matmul_bias_3d_mask_causal",
+    # sequences fed and read as tensors, optional inputs, models of other domains only, baked loop counts
+    "test_sequence_insert_at_back", "test_split_to_sequence_1", "test_optional_has_element_optional_input",
+    "test_adagrad", "test_ai_onnx_ml_binarizer", "test_loop11", "test_maxunpool_export_with_output_shape",
+    # integer products exact in float32
+    "test_convinteger_with_padding", "test_matmulinteger",
 ]
 
 
 EXTRA = ["test_conv_with_strides_padding", "test_range_float_type_positive_delta", "test_equal_string",
-         "test_training_dropout"]
+         "test_training_dropout", "test_optional_has_element_empty_optional_input"]
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +91,20 @@ def test_refusals_are_reasons_and_failures_are_counted(cases):
     dropout = run_case(cases["test_training_dropout"])
     assert dropout.status == "unsupported" and "at random" in dropout.reason
     assert isinstance(refused, Result) and not refused.strict
+
+
+def test_sequences_are_fed_and_read_as_tensors(cases):
+    case = cases["test_sequence_insert_at_back"]
+    assert isinstance(case.inputs[0], list)
+    tensors = sequences_as_tensors(case)
+    graph = tensors.model.graph
+    assert [vi.name for vi in graph.input] == [f"sequence__{k}" for k in range(len(case.inputs[0]))] + ["tensor"]
+    assert graph.node[0].op_type == "SequenceConstruct" and graph.node[-1].op_type == "SequenceAt"
+    assert len(graph.output) == len(tensors.outputs) == len(case.outputs[0])
+    assert all(isinstance(a, np.ndarray) for a in tensors.inputs + tensors.outputs)
+    plain = cases["test_conv_with_strides_padding"]
+    assert sequences_as_tensors(plain) is plain
+    # an absent optional input becomes an empty Optional node
+    absent = sequences_as_tensors(cases["test_optional_has_element_empty_optional_input"])
+    assert not absent.model.graph.input and absent.model.graph.node[0].op_type == "Optional"
+    assert run_case(cases["test_optional_has_element_empty_optional_input"]).status == "pass"

@@ -109,3 +109,24 @@ def test_scan_lists_every_node_without_raising(tmp_path):
     by_type = {o.op_type: o for o in flat}
     assert all(o.supported for o in flat)
     assert "compile time" in by_type["Gather"].reason and by_type["Reshape"].reason == ""
+
+
+def test_optional_tensor_input_is_read_as_its_tensor(tmp_path):
+    """An optional(tensor) graph input is a plain tensor input of the compiled model: the C API
+    always passes it, so OptionalHasElement is true and OptionalGetElement is the tensor."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    tensor = helper.make_tensor_type_proto(TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("OptionalGetElement", ["x"], ["t"]),
+             helper.make_node("OptionalHasElement", ["x"], ["has"]),
+             helper.make_node("Cast", ["has"], ["one"], to=TensorProto.FLOAT),
+             helper.make_node("Add", ["t", "one"], ["y"])]
+    graph = helper.make_graph(nodes, "opt", [helper.make_value_info("x", helper.make_optional_type_proto(tensor))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    g = load(save(model, tmp_path), {})
+    assert g.values["x"].shape == (2, 3)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(run_graph(g, {"x": x})["y"], x + 1)

@@ -38,3 +38,15 @@ def test_array_feature_extractor(shape, tmp_path):
     want = om.ort_outputs(m, feed)["y"]
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+def test_model_importing_only_the_ml_domain(tmp_path):
+    """A model whose opset_import lists ai.onnx.ml alone (as converters of classic ML models
+    write them) is read; its ai.onnx semantics are those of the oldest opset Kiln reads."""
+    m = ml_model("Binarizer", [("x", TensorProto.FLOAT, [2, 3])], threshold=0.0)
+    del m.opset_import[:]
+    m.opset_import.append(helper.make_opsetid("ai.onnx.ml", 3))
+    onnx.save(m, tmp_path / "m.onnx")
+    x = np.array([[-1.0, 0.0, 2.0], [3.0, -0.5, 0.25]], np.float32)
+    np.testing.assert_array_equal(run_graph(load(tmp_path / "m.onnx", {}), {"x": x})["y"],
+                                  np.array([[0, 0, 1], [1, 0, 1]], np.float32))

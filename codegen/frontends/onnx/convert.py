@@ -19,8 +19,8 @@ from codegen.frontends.onnx import (ops_attention, ops_elementwise, ops_gather, 
                                     ops_misc, ops_norm, ops_quant, ops_recurrent, ops_reduce, ops_shape,
                                     ops_spatial)
 from codegen.frontends.onnx import (ops_bitwise, ops_control, ops_einsum, ops_flex_attention, ops_linalg,  # noqa: F401
-                                    ops_ml, ops_optional, ops_sampling, ops_sequence, ops_training,
-                                    ops_value_shaped)
+                                    ops_integer, ops_ml, ops_optional, ops_sampling, ops_sequence,
+                                    ops_training, ops_value_shaped)
 from codegen.frontends.onnx.context import CONVERTERS, ConvertContext
 from codegen.frontends.onnx.reader import DEFAULT_DOMAINS, ELEM_TYPE_NAMES, OnnxModel, OnnxNode, _short
 from codegen.ir.builder import GraphBuilder

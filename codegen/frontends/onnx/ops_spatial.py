@@ -196,6 +196,11 @@ def convert_global_lppool(ctx, node):
 
 @converter("MaxPool")
 def convert_maxpool(ctx, node):
+    from codegen.frontends.onnx.ops_integer import EXACT_IN_FLOAT32, in_float32  # (it imports this module)
+
+    if ctx.dtype(node.input(0)) in EXACT_IN_FLOAT32 and len([o for o in node.outputs if o]) == 1:
+        in_float32(ctx, node, lambda c, n: _pool(c, n, "MaxPool2D"))
+        return
     _pool(ctx, node, "MaxPool2D")
 
 

@@ -89,12 +89,11 @@ def _short(err: Exception) -> str:
 
 
 def opset_of(model: onnx.ModelProto) -> int:
-    """The ai.onnx opset the model is written against (7 and later)."""
+    """The ai.onnx opset the model is written against (7 and later). A model using only other
+    domains (ai.onnx.ml, ai.onnx.preview.training) versions its ops by those domains, so the
+    ai.onnx semantics Kiln assumes for its helper ops are those of MIN_OPSET."""
     versions = [op.version for op in model.opset_import if op.domain in DEFAULT_DOMAINS]
     if not versions:
-        if model.opset_import:
-            raise KilnError("the model imports no ai.onnx opset (only "
-                            f"{', '.join(op.domain for op in model.opset_import)})")
         return MIN_OPSET
     version = max(versions)
     if version < MIN_OPSET:
@@ -114,7 +113,7 @@ def parse_model(model: onnx.ModelProto, default_name: str = "model") -> OnnxMode
                         f"('{_name_text(graph.sparse_initializer[0].values.name)}')")
     _check_names(graph)
     inits = {t.name: t for t in graph.initializer}
-    inputs = [vi for vi in graph.input if vi.name not in inits]
+    inputs = [_tensor_of_optional(vi) for vi in graph.input if vi.name not in inits]
     seen_inputs: set[str] = set()
     for vi in inputs:
         if vi.name in seen_inputs:
@@ -130,6 +129,17 @@ def parse_model(model: onnx.ModelProto, default_name: str = "model") -> OnnxMode
             raise KilnError("graph output is computed by no node", node=vi.name)
     return OnnxModel(graph.name or default_name, opset, inits, inputs, list(graph.output), nodes,
                      model.ByteSize())
+
+
+def _tensor_of_optional(vi: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
+    """An `optional(tensor)` graph input as its tensor: a caller of the compiled model always
+    passes the tensor (Kiln's C API has no absent input), so OptionalHasElement folds to true."""
+    if not (vi.type.HasField("optional_type") and vi.type.optional_type.elem_type.HasField("tensor_type")):
+        return vi
+    tensor = onnx.ValueInfoProto()
+    tensor.CopyFrom(vi)
+    tensor.type.CopyFrom(vi.type.optional_type.elem_type)
+    return tensor
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # newlines and the like: names end up in one-line messages
