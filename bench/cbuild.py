@@ -165,7 +165,7 @@ def build_m4_firmware(cm: CModel, target: Target, board: Board, samples: list[by
     render("m4_main.c.j2", work / "bench_main.c", count=len(samples), sample_bytes=per,
            output_bytes=cm.output_bytes)
     render("harness/cortex_m_samples.S.j2", work / "samples.S",
-           h=SimpleNamespace(samples_file="samples.bin", count=len(samples), sample_bytes=per))
+           h=SimpleNamespace(samples_file="samples.bin", count=len(samples), sample_bytes=per, blob_file=None))
     if board.ext is None:
         raise BuildError(f"board {board.name} has no memory outside RAM for the heap pool")
     render("cortex_m/link.ld.j2", work / "link.ld", b=board)
