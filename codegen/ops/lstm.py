@@ -26,9 +26,7 @@ class LSTM(RecurrentOp):
     @classmethod
     def step(cls, node, x_t, h, c, w, r, b, p, clip):
         hs = h.size
-        pre = (w @ x_t + r @ h + b[:4 * hs] + b[4 * hs:]).astype(np.float32)
-        if clip > 0:
-            pre = np.clip(pre, -clip, clip)
+        pre = cls.gate_inputs(x_t, h, w, r, b, clip)
         i = sigmoid(pre[:hs] + p[:hs] * c)
         f = sigmoid(pre[2 * hs:3 * hs] + p[2 * hs:] * c)
         c_new = (f * c + i * np.tanh(pre[3 * hs:])).astype(np.float32)

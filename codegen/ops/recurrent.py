@@ -78,6 +78,14 @@ class RecurrentOp(Op):
         raise NotImplementedError
 
     @classmethod
+    def gate_inputs(cls, x_t, h, w, r, b, clip):
+        """W x + R h + Wb + Rb of all gates at once (float32), clamped to [-clip, clip] if clip > 0:
+        the pre-activation of the cells whose gates all read h directly (LSTM, RNN)."""
+        g = cls.gates * h.size
+        pre = (w @ x_t + r @ h + b[:g] + b[g:]).astype(np.float32)
+        return np.clip(pre, -clip, clip) if clip > 0 else pre
+
+    @classmethod
     def reference(cls, node, args, g):
         args = list(args) + [None] * (7 - len(args))
         x = args[0]

@@ -20,8 +20,5 @@ class RNN(RecurrentOp):
 
     @classmethod
     def step(cls, node, x_t, h, c, w, r, b, p, clip):
-        hs = h.size
-        pre = (w @ x_t + r @ h + b[:hs] + b[hs:]).astype(np.float32)
-        if clip > 0:
-            pre = np.clip(pre, -clip, clip)
+        pre = cls.gate_inputs(x_t, h, w, r, b, clip)
         return np.tanh(pre).astype(np.float32), c
