@@ -89,7 +89,7 @@ def _short(err: Exception) -> str:
 
 
 def opset_of(model: onnx.ModelProto) -> int:
-    """The ai.onnx opset the model is written against (7 and later). A model using only other
+    """The ai.onnx opset the model is read as (7 and later). A model using only other
     domains (ai.onnx.ml, ai.onnx.preview.training) versions its ops by those domains, so the
     ai.onnx semantics Kiln assumes for its helper ops are those of MIN_OPSET."""
     versions = [op.version for op in model.opset_import if op.domain in DEFAULT_DOMAINS]
@@ -97,8 +97,39 @@ def opset_of(model: onnx.ModelProto) -> int:
         return MIN_OPSET
     version = max(versions)
     if version < MIN_OPSET:
-        raise KilnError(f"ONNX opset {version} is not supported (Kiln reads opset {MIN_OPSET} and later)")
+        _check_unchanged_since(model.graph, version)
+        return MIN_OPSET  # every op of the model reads the same at MIN_OPSET
     return version
+
+
+def _check_unchanged_since(graph: onnx.GraphProto, version: int) -> None:
+    """A model written for an opset before MIN_OPSET compiles when none of its ops changed
+    between that opset and MIN_OPSET (Not, Relu, Sigmoid...): Kiln maps their semantics as of
+    MIN_OPSET. Ops that did change (Add's `broadcast` attribute, BatchNormalization's
+    `spatial`...) are all named in one error."""
+    changed = set()
+    for node in _all_nodes(graph):
+        if node.domain not in DEFAULT_DOMAINS:
+            continue
+        try:
+            old = onnx.defs.get_schema(node.op_type, version, node.domain).since_version
+            now = onnx.defs.get_schema(node.op_type, MIN_OPSET, node.domain).since_version
+        except onnx.defs.SchemaError:
+            old, now = None, MIN_OPSET
+        if old != now:
+            changed.add(node.op_type)
+    if changed:
+        raise KilnError(f"ONNX opset {version} is not supported for {', '.join(sorted(changed))} "
+                        f"(their definitions changed by opset {MIN_OPSET}, the first Kiln reads)")
+
+
+def _all_nodes(graph: onnx.GraphProto):
+    """The graph's nodes and those of every subgraph (If/Loop/Scan bodies)."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                yield from _all_nodes(sub)
 
 
 def read_model(path: Path) -> OnnxModel:
