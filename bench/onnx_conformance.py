@@ -22,7 +22,9 @@ them as graph inputs; inputs that an op takes as weights or parameters (WEIGHT_I
 weights, shapes, axes, pads, indices, scales, bounds...) are turned into initializers with
 the case's data before compiling, as a user of a static compiler would have them. Data
 inputs stay runtime inputs, and a case is never baked down to no runtime input at all (that
-would only test ONNX's own reference, which Kiln uses to fold constant subgraphs). An
+would only test ONNX's own reference, which Kiln uses to fold constant subgraphs): when every
+input is a parameter, the build is specialised to the case's values (`kiln build
+--specialize`: they stay inputs of the C API, checked at run time; `specialized_inputs`). An
 `_expanded` case bakes the inputs its single-node original bakes. Graph inputs with dynamic
 dimensions get the case's shapes, as `kiln build --input-shape` gives them.
 
@@ -75,6 +77,7 @@ WEIGHT_INPUTS: dict[str, tuple[int, ...]] = {
     "Attention": (6,), "ScatterND": (1,), "ScatterElements": (1,), "Scatter": (1,), "Compress": (1,),
     "ReverseSequence": (1,), "TensorScatter": (2,), "AffineGrid": (1,), "RotaryEmbedding": (1, 2, 3),
     "CausalConvWithState": (1, 2), "DFT": (1, 2), "STFT": (1, 2, 3),
+    "BlackmanWindow": (0,), "HammingWindow": (0,), "HannWindow": (0,), "MelWeightMatrix": (0, 1, 2, 3, 4),
     "NegativeLogLikelihoodLoss": (2,), "SoftmaxCrossEntropyLoss": (2,), "Col2Im": (1, 2),
     # quantization parameters (scales, zero points) and quantized weights
     "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2), "QLinearMatMul": (1, 2, 3, 4, 5, 6, 7),
@@ -82,6 +85,8 @@ WEIGHT_INPUTS: dict[str, tuple[int, ...]] = {
     # the position a sequence op inserts at or the split sizes, Loop's trip count and condition,
     # MaxUnpool's output shape
     "SequenceInsert": (2,), "SplitToSequence": (1,), "Loop": (0, 1), "MaxUnpool": (2,),
+    # NonMaxSuppression's box limit (the static bound of its output) and thresholds
+    "NonMaxSuppression": (2, 3, 4),
 }
 
 
@@ -98,6 +103,7 @@ class Result:
     strict: bool = False  # also within DESIGN.md's 1e-5 of the largest |expected|
     max_rel: float = 0.0  # largest |error| / largest |expected| over float outputs
     baked: tuple[str, ...] = ()  # graph inputs turned into initializers
+    specialized: tuple[str, ...] = ()  # graph inputs the build was specialised to (checked at run time)
     expanded: bool = False
 
 
@@ -188,9 +194,8 @@ def _main_op(case: Case) -> str:
 
 
 # -- preparing -----------------------------------------------------------------------------------
-def bake_weights(case: Case) -> tuple[onnx.ModelProto, dict[str, np.ndarray], tuple[str, ...]]:
-    """The model with its weight/parameter inputs as initializers, the remaining feeds, and
-    the names baked. Nothing is baked when no runtime input would remain."""
+def parameter_inputs(case: Case) -> list[str]:
+    """The graph inputs that only weight/parameter positions read (WEIGHT_INPUTS)."""
     graph = case.model.graph
     feeds = {vi.name: arr for vi, arr in zip(graph.input, case.inputs)}
     uses: dict[str, list[bool]] = defaultdict(list)
@@ -203,10 +208,17 @@ def bake_weights(case: Case) -> tuple[onnx.ModelProto, dict[str, np.ndarray], tu
     # an `_expanded` case bakes what its single-node original bakes (the same graph inputs)
     original = {vi.name for k, vi in enumerate(graph.input) if k in WEIGHT_INPUTS.get(case.op, ())} \
         if case.name != base_name(case.name) else set()
-    bake = [vi.name for vi in graph.input
+    return [vi.name for vi in graph.input
             if (vi.name in original or (uses.get(vi.name) and all(uses[vi.name])))
             and isinstance(feeds.get(vi.name), np.ndarray)]
-    if len(bake) == len(graph.input):
+
+
+def bake_weights(case: Case) -> tuple[onnx.ModelProto, dict[str, np.ndarray], tuple[str, ...]]:
+    """The model with its weight/parameter inputs as initializers, the remaining feeds, and
+    the names baked. Nothing is baked when no runtime input would remain (specialized_inputs)."""
+    feeds = {vi.name: arr for vi, arr in zip(case.model.graph.input, case.inputs)}
+    bake = parameter_inputs(case)
+    if len(bake) == len(case.model.graph.input):
         bake = []
     if not bake:
         return case.model, feeds, ()
@@ -217,6 +229,16 @@ def bake_weights(case: Case) -> tuple[onnx.ModelProto, dict[str, np.ndarray], tu
     model.graph.input.extend(keep)
     model.graph.initializer.extend(numpy_helper.from_array(feeds[n], n) for n in bake)
     return model, {k: v for k, v in feeds.items() if k not in bake}, tuple(bake)
+
+
+def specialized_inputs(case: Case) -> dict[str, np.ndarray]:
+    """When every input of a case is a parameter (Range's bounds, a window's length, a Loop's
+    trip count), none is baked: the build is specialised to the case's values instead
+    (`kiln build --specialize`), so they stay runtime inputs that the generated code checks."""
+    params = parameter_inputs(case)
+    if not params or len(params) != len(case.model.graph.input):
+        return {}
+    return {vi.name: arr for vi, arr in zip(case.model.graph.input, case.inputs)}
 
 
 def sequences_as_tensors(case: Case) -> Case | None:
@@ -273,11 +295,11 @@ def _tensor_info(name: str, array: np.ndarray) -> onnx.ValueInfoProto:
 
 def dynamic_input_shapes(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, tuple[int, ...]]:
     """The case's shapes of the graph inputs the model leaves dynamic, as a user fixes them
-    with `kiln build --input-shape`."""
+    with `kiln build --input-shape` (a 0 included: `--input-shape data=2,0,4`)."""
     shapes = {}
     for vi in model.graph.input:
         dims = vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") else []
-        if vi.name in feeds and np.size(feeds[vi.name]) and any(not d.HasField("dim_value") for d in dims):
+        if vi.name in feeds and any(not d.HasField("dim_value") for d in dims):
             shapes[vi.name] = tuple(np.shape(feeds[vi.name]))
     return shapes
 
@@ -302,8 +324,11 @@ def run_case(case: Case, *, cflags: tuple[str, ...] = ("-O1",)) -> Result:
     case = tensors
     try:
         model, feeds, res.baked = bake_weights(case)
+        specialized = specialized_inputs(case)
+        res.specialized = tuple(specialized)
         data = model.SerializeToString()
-        g = build_graph(parse_model(model, default_name=case.name), dynamic_input_shapes(model, feeds))
+        g = build_graph(parse_model(model, default_name=case.name), dynamic_input_shapes(model, feeds),
+                        specialized)
         build = compile_graph(g, CompileOptions(load_target("host"), planner="greedy"), name=MODEL_NAME,
                               model_file=f"{case.name}.onnx", model_sha256=hashlib.sha256(data).hexdigest())
     except KilnError as err:
@@ -459,6 +484,7 @@ def report(results: list[Result], command: str) -> str:
     count = Counter(r.status for r in results)
     strict = sum(r.status == "pass" and r.strict for r in results)
     baked = sum(bool(r.baked) for r in results if r.status == "pass")
+    specialized = sum(bool(r.specialized) for r in results if r.status == "pass")
     from codegen import __version__
 
     lines = [
@@ -478,7 +504,11 @@ def report(results: list[Result], command: str) -> str:
         "Weight and parameter inputs (conv weights, shapes, axes, pads, indices, bounds: "
         "`WEIGHT_INPUTS` in bench/onnx_conformance.py) are compiled as initializers, as in real "
         f"models; data inputs stay runtime inputs ({baked} of the passing cases have inputs baked). A "
-        "case is never baked down to no runtime input.",
+        "case is never baked down to no runtime input: when every input is a parameter (Range's "
+        "bounds, a window's length, a Loop's trip count), the build is specialised to the case's "
+        "values instead (`kiln build --specialize`): they stay runtime inputs, and the generated "
+        "code returns an error for any other value "
+        f"({specialized} of the passing cases).",
         "",
         "## Totals",
         "",

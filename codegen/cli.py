@@ -24,9 +24,20 @@ def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
         shape = tuple(int(d) for d in dims.split(","))
     except ValueError:
         shape = ()
-    if not sep or not name or not shape or any(d <= 0 for d in shape):
-        raise argparse.ArgumentTypeError(f"'{text}' is not NAME=d0,d1,... with positive dimensions")
+    if not sep or not name or not shape or any(d < 0 for d in shape):  # a 0: a tensor with no elements
+        raise argparse.ArgumentTypeError(f"'{text}' is not NAME=d0,d1,... with dimensions of at least 0")
     return name, shape
+
+
+def _specialize(text: str) -> tuple[str, tuple[float, ...]]:
+    name, sep, values = text.rpartition("=")
+    try:
+        parsed = tuple(int(v) if v.strip().lstrip("+-").isdigit() else float(v) for v in values.split(","))
+    except ValueError:
+        parsed = ()
+    if not sep or not name or not parsed:
+        raise argparse.ArgumentTypeError(f"'{text}' is not NAME=v0,v1,... with numbers")
+    return name, parsed
 
 
 def _size(text: str) -> int:
@@ -46,6 +57,9 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
     p.add_argument("--name", help="C prefix of the generated code (default: from the model file name)")
     p.add_argument("--input-shape", action="append", type=_input_shape, default=[], metavar="NAME=d0,d1,...",
                    help="fix the shape of an input with unknown dimensions (repeatable)")
+    p.add_argument("--specialize", action="append", type=_specialize, default=[], metavar="NAME=v0,v1,...",
+                   help="compile for one value of an input that sizes tensors (a Range bound, a window "
+                        "length, a loop count); the code returns an error for any other value (repeatable)")
     p.add_argument("--planner", choices=["auto", "cpsat", "greedy", "linear"], default="auto",
                    help="arena placement: auto = greedy, then CP-SAT if greedy is above the lower bound "
                         "(default: auto)")
@@ -124,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
                                    "MACs, parameter bytes and the activation lower bound.")
     p.add_argument("model", type=Path, help="model file (.onnx or .tflite)")
     p.add_argument("--input-shape", action="append", type=_input_shape, default=[], metavar="NAME=d0,d1,...")
+    p.add_argument("--specialize", action="append", type=_specialize, default=[], metavar="NAME=v0,v1,...")
     return ap
 
 
@@ -144,7 +159,8 @@ def _options(args):
     if args.kernels:
         target = with_kernels(target, tuple(k.strip() for k in args.kernels.split(",") if k.strip()))
     return CompileOptions(target=target, name=args.name,
-                          input_shapes=dict(args.input_shape), planner=args.planner,
+                          input_shapes=dict(args.input_shape), specialized=dict(args.specialize),
+                          planner=args.planner,
                           time_limit_s=args.time_limit, dump_ir=getattr(args, "dump_ir", None),
                           ram_limit=args.ram_limit, flash_limit=args.flash_limit, canaries=args.debug_canaries,
                           weights=args.weights, patch_stage=args.patch_stage or bool(args.patch_tiles),
@@ -259,7 +275,7 @@ def _cmd_profile(args) -> int:
 def _cmd_inspect(args) -> int:
     from codegen.inspect import inspect_model
 
-    report, ok = inspect_model(args.model, dict(args.input_shape))
+    report, ok = inspect_model(args.model, dict(args.input_shape), dict(args.specialize))
     print(report, end="")
     return 0
 

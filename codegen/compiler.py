@@ -10,6 +10,8 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from codegen import __version__, canaries
 from codegen.budget import check_budget, need_of
 from codegen.emit.layout import arena_aliases, arena_buffers, planned_calls
@@ -25,6 +27,7 @@ from codegen.lower import lower_graph
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.memory import Alias, Buffer, Plan, plan_memory
 from codegen.memory.report import memory_markdown, memory_svg
+from codegen.ops import bounded
 from codegen.options import CompileOptions
 from codegen.passes.pipeline import run_pipeline
 
@@ -86,7 +89,7 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
 
 
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:
-    g = load_model(model, options.input_shapes)
+    g = load_model(model, options.input_shapes, options.specialized)
     data = model.read_bytes()
     name = options.name or default_name(model)
     if not name.isidentifier():
@@ -103,9 +106,14 @@ def compile_model(model: Path, options: CompileOptions) -> BuildResult:
 def _io_entry(ctx: LowerContext, name: str) -> dict:
     v = ctx.g.values[name]
     q = v.quant
-    return {"name": name, "c_name": io_cname(ctx, name), "dtype": v.dtype, "shape": list(v.shape),
-            "scale": None if q is None else (list(q.scale) if q.per_channel else q.s),
-            "zero_point": None if q is None else (list(q.zero_point) if q.per_channel else q.zp)}
+    entry = {"name": name, "c_name": io_cname(ctx, name), "dtype": v.dtype, "shape": list(v.shape),
+             "scale": None if q is None else (list(q.scale) if q.per_channel else q.s),
+             "zero_point": None if q is None else (list(q.zero_point) if q.per_channel else q.zp),
+             **bounded.manifest_entry(ctx.g, name)}  # a data-dependent length: its axis and bound
+    if v.specialized is not None:  # the only value the code accepts (--specialize)
+        entry["specialized"] = v.specialized.astype(np.float64 if v.specialized.dtype.kind == "f" else
+                                                    np.int64).reshape(-1).tolist()
+    return entry
 
 
 def _manifest(ctx: LowerContext, plan: Plan, buffers: list[Buffer], name: str, model_file: str,

@@ -15,9 +15,11 @@ from codegen.passes.pipeline import run_pipeline
 from codegen.targets import load_target
 
 
-def inspect_model(path: Path, input_shapes: dict[str, tuple[int, ...]]) -> tuple[str, bool]:
-    """A text report, and whether every operator is supported."""
-    ops = scan_model(path)
+def inspect_model(path: Path, input_shapes: dict[str, tuple[int, ...]],
+                  specialized: dict[str, tuple[float, ...]] | None = None) -> tuple[str, bool]:
+    """A text report, and whether every operator is supported (with `specialized` inputs read
+    as the constants `kiln build --specialize` makes them)."""
+    ops = scan_model(path, tuple(specialized or ()))
     lines = [f"model: {path.name}", f"operators: {len(ops)}"]
     counts = Counter(op.op_type for op in ops)
     for op_type, n in sorted(counts.items()):
@@ -29,7 +31,7 @@ def inspect_model(path: Path, input_shapes: dict[str, tuple[int, ...]]) -> tuple
         for o in unsupported:
             lines.append(f"  {o.op_type} (node '{o.node}'){': ' + o.reason if o.reason else ''}")
         return "\n".join(lines) + "\n", False
-    g = run_pipeline(load_model(path, input_shapes))
+    g = run_pipeline(load_model(path, input_shapes, specialized))
     macs = sum(get_op(n.op).macs(n, g) for n in g.nodes)
     params = sum(v.nbytes for v in g.constants())
     try:

@@ -64,20 +64,26 @@ def fold_budget(file_bytes: int) -> int:
 
 def check_graph(g) -> None:
     """The invariants every imported graph must meet before passes and lowering see it:
-    at least one output, every tensor has at least one element and fits the limits, constants hold no NaN,
+    at least one output, every tensor but an unread graph input or output has at least one
+    element and fits the limits, constants hold no NaN,
     quantization parameters are usable, sliding windows index within int32, and weights and
     activations fit the totals."""
     if not g.outputs:
         raise KilnError("the model has no outputs: there is nothing to compute")
     weights = activations = 0
+    read = {i for node in g.nodes for i in node.inputs}
     for v in g.values.values():
         itemsize = np_dtype(v.dtype).itemsize
         kind = "constant" if v.is_const else "tensor"
         check_size(v.shape, itemsize, kind, node=v.name)
         n = elements(v.shape)
-        if n == 0:
-            raise KilnError(f"{kind} has no elements (shape {list(v.shape)}); Kiln needs every tensor "
-                            "to hold at least one", node=v.name)
+        # A tensor with no elements has no data: it may only be a graph input or output of the C
+        # API that no call reads (the ONNX frontend binds it as an empty constant). Kernels, the
+        # arena and the weight arrays never see one (C99 has no zero-length arrays).
+        unread_io = v.name not in read and (v.name in g.inputs or (v.is_const and v.name in g.outputs))
+        if n == 0 and not unread_io:
+            raise KilnError(f"{kind} has no elements (shape {list(v.shape)}); Kiln computes no tensor "
+                            "without elements at run time", node=v.name)
         if v.is_const:
             weights += n * itemsize
             if v.dtype == "float32" and np.isnan(v.data).any():

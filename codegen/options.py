@@ -13,6 +13,8 @@ class CompileOptions:
     target: Target
     name: str | None = None  # C prefix of the generated code; default: from the model file name
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # inputs the build is fixed to (`--specialize NAME=v0,...`): constants to the graph, checked at run time
+    specialized: dict[str, tuple[float, ...]] = field(default_factory=dict)
     planner: str = "auto"  # arena placement: auto, cpsat, greedy or linear (see codegen.memory.plan_memory)
     time_limit_s: float = 10.0  # budget of the CP-SAT planner; greedy's plan is kept if it runs out
     dump_ir: Path | None = None  # folder for the IR text before/after each optimisation pass

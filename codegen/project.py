@@ -47,6 +47,7 @@ class MainIO:
     ctype: str
     elements: int
     integer: bool  # the main prints the largest value of integer outputs only (no printf for floats)
+    length_cname: str | None = None  # a data-dependent length (codegen/ops/bounded.py): its variable
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,8 @@ def _opt_flag(cflags: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
 
 def _main_io(manifest: dict, key: str) -> tuple[MainIO, ...]:
     return tuple(MainIO(io["c_name"], C_TYPES[io["dtype"]], max(1, math.prod(int(d) for d in io["shape"])),
-                        not io["dtype"].startswith("float")) for io in manifest[key])
+                        not io["dtype"].startswith("float"),
+                        f"{io['c_name']}_length" if "length_axis" in io else None) for io in manifest[key])
 
 
 def project_context(manifest: dict, board: Board, target: Target) -> ProjectCtx:

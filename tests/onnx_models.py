@@ -273,9 +273,9 @@ def unsupported() -> onnx.ModelProto:
     x = b.input("x", [1, 4])
     h = b.node("Bernoulli", [x], name="coin")
     h = b.node("Relu", [h])
-    h = b.node("NonZero", [h], name="")  # unnamed: Kiln calls it NonZero_2
+    h = b.node("RandomUniformLike", [h], name="")  # unnamed: Kiln calls it RandomUniformLike_2
     h = b.node("Frob", [h], name="frob", domain="com.acme")
-    b.nodes.append(helper.make_node("Unique", [h], ["y"], name="uniq"))
+    b.nodes.append(helper.make_node("Multinomial", [h], ["y"], name="draw"))
     return b.output("y", [1, 4]).model()
 
 

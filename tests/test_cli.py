@@ -26,9 +26,9 @@ def unsupported_onnx(tmp_path_factory) -> Path:
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu_ok"),
-             helper.make_node("NonMaxSuppression", ["a"], ["b"], name="first_bad"),
+             helper.make_node("StringNormalizer", ["a"], ["b"], name="first_bad"),
              helper.make_node("Relu", ["b"], ["c"], name="relu_ok2"),
-             helper.make_node("TfIdfVectorizer", ["c"], ["y"], name="second_bad")]
+             helper.make_node("ImageDecoder", ["c"], ["y"], name="second_bad")]
     model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
                               opset_imports=[helper.make_opsetid("", 13)])
     path = tmp_path_factory.mktemp("m") / "unsupported.onnx"
@@ -75,8 +75,8 @@ def test_build_is_byte_identical_across_runs_and_hash_seeds(models_dir, tmp_path
 def test_inspect_lists_every_unsupported_op_with_its_node(unsupported_onnx):
     proc = kiln("inspect", unsupported_onnx)
     assert proc.returncode == 0, proc.stderr
-    assert "NonMaxSuppression (node 'first_bad')" in proc.stdout
-    assert "TfIdfVectorizer (node 'second_bad')" in proc.stdout
+    assert "StringNormalizer (node 'first_bad')" in proc.stdout
+    assert "ImageDecoder (node 'second_bad')" in proc.stdout
     assert "unsupported: 2 node(s)" in proc.stdout
 
 

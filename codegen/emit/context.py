@@ -16,6 +16,12 @@ class IOSpec:
     scale: str | None  # C float literal, or None when not quantized
     zero_point: int | None
     macro: str  # upper-case prefix of its #defines, e.g. KWS_INPUT_0
+    # An output whose extent along `length_axis` depends on the data (codegen/ops/bounded.py):
+    # `shape` holds the bound there, `length_cname` names the run function's int32_t * out-parameter
+    # receiving the actual extent. None for every other tensor.
+    length_axis: int | None = None
+    length_cname: str | None = None
+    expected: tuple[str, ...] = ()  # a specialised input: the only value accepted (C literal lines)
 
 
 @dataclass(frozen=True)
@@ -73,3 +79,4 @@ class ModelCtx:
     sources: tuple[str, ...] = ()  # the .c files a build compiles (kiln.mk, kiln.cmake)
     target_cflags: tuple[str, ...] = ()  # the target's compiler flags (core, float ABI, -O level)
     blob: object | None = None  # codegen.emit.weights_blob.BlobCtx with --weights blob
+    bounded: tuple[IOSpec, ...] = ()  # the outputs with a data-dependent length (length_axis set)

@@ -6,6 +6,9 @@ import math
 
 import numpy as np
 
+from codegen.errors import KilnError
+from codegen.ir.types import STORAGE_FLOATS, np_dtype
+
 # Infinity as a C constant expression without math.h: 1e39 is beyond float's range, and a
 # conversion to float of a value beyond its range gives infinity on IEEE 754 targets (C99
 # Annex F), which every target Kiln compiles for is.
@@ -50,3 +53,17 @@ def c_array_values(data: np.ndarray, dtype: str, per_line: int = 16) -> list[str
     else:
         items = [c_int(v) for v in flat.tolist()]
     return [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+
+
+def c_api_values(data: np.ndarray, dtype: str) -> list[str]:
+    """`data` as the literals a caller passes through the C API for `dtype` (narrow floats as
+    their bit patterns, float64 as double literals), lines of comma-separated values."""
+    flat = np.ascontiguousarray(np.asarray(data).astype(np_dtype(dtype))).reshape(-1)
+    if dtype == "float64":
+        if not np.all(np.isfinite(flat)):
+            raise KilnError("a float64 input can be specialised to finite values only")
+        items = [repr(float(v)) for v in flat.tolist()]
+        return [", ".join(items[i:i + 8]) for i in range(0, len(items), 8)]
+    if dtype in STORAGE_FLOATS:  # bit patterns in an unsigned integer of the same width
+        return c_array_values(flat.view(f"uint{8 * flat.itemsize}"), "uint64")
+    return c_array_values(flat, dtype)

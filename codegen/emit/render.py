@@ -12,13 +12,14 @@ import numpy as np
 from codegen import __version__
 from codegen.emit.context import CallCtx, ConstDecl, IOSpec, KernelSource, ModelCtx, ParamInit
 from codegen.emit.layout import planned_calls, scratch_name
-from codegen.emit.literals import c_array_values, c_float, c_int
+from codegen.emit.literals import c_api_values, c_array_values, c_float, c_int
 from codegen.emit.weights_blob import build_blob
 from codegen.ir.types import C_TYPES
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.lower.kernel import ConstArray, ParamValue, ScratchArg, TensorArg
 from codegen.lower.variants import kernel_template
 from codegen.memory import Plan
+from codegen.ops.bounded import LengthArg, bounded_values, length_output
 from codegen.resources import RUNTIME_C, TEMPLATES
 
 _ENV = jinja2.Environment(
@@ -34,6 +35,7 @@ _ENV = jinja2.Environment(
 
 def _io_specs(ctx: LowerContext, names: list[str], prefix: str, guard: str) -> tuple[IOSpec, ...]:
     specs = []
+    bounded = bounded_values(ctx.g)
     for k, name in enumerate(names):
         v = ctx.g.values[name]
         q = v.quant
@@ -42,8 +44,16 @@ def _io_specs(ctx: LowerContext, names: list[str], prefix: str, guard: str) -> t
             shape=v.shape, elements=v.size,
             scale=c_float(q.s) if q is not None and not q.per_channel else None,
             zero_point=q.zp if q is not None and not q.per_channel else None,
-            macro=f"{guard}_{prefix}_{k}"))
+            macro=f"{guard}_{prefix}_{k}",
+            length_axis=bounded[name][0] if name in bounded else None,
+            length_cname=length_cname(ctx, name) if name in bounded else None,
+            expected=() if v.specialized is None else tuple(c_api_values(v.specialized, v.dtype))))
     return tuple(specs)
+
+
+def length_cname(ctx: LowerContext, name: str) -> str:
+    """C name of the out-parameter receiving the actual length of a bounded graph output."""
+    return f"{io_cname(ctx, name)}_length"
 
 
 def io_cname(ctx: LowerContext, name: str) -> str:
@@ -77,6 +87,9 @@ class _Resolver:
             return self.symbol(arg)
         if isinstance(arg, ScratchArg):
             return f"(void *)&{self.model}_arena[{self.plan.offsets[scratch_name(step, k)]}]"
+        if isinstance(arg, LengthArg):  # the caller's length pointer, NULL when nobody reads it
+            output = length_output(arg.value, self.ctx.g)
+            return "NULL" if output is None else length_cname(self.ctx, output)
         assert isinstance(arg, TensorArg)
         root = self.ctx.root(arg.value)
         offset = self.ctx.offset(arg.value)  # a band view: bytes into its root (0 otherwise)
@@ -143,8 +156,10 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
         target_cflags=ctx.target.cflags,
         blob=blob_ctx,
     )
-    model = replace(model, unused_inputs=tuple(io.cname for io in model.inputs
-                                               if all(io.cname not in c.args and f"({io.cname} + " not in
+    model = replace(model, bounded=tuple(io for io in model.outputs if io.length_axis is not None))
+    # parameters no call touches: inputs the model does not read, outputs with no elements
+    model = replace(model, unused_inputs=tuple(io.cname for io in model.inputs + model.outputs
+                                               if not io.expected and all(io.cname not in c.args and f"({io.cname} + " not in
                                                       "".join(c.args) for c in model.calls)))
     files = {
         f"{name}.h": _ENV.get_template("model.h.j2").render(m=model),
@@ -187,8 +202,11 @@ def render_harness(files: dict[str, str], name: str) -> str:
 
     def spec(io: dict, prefix: str, k: int) -> IOSpec:
         return IOSpec(name=io["name"], cname=io["c_name"], dtype=io["dtype"], ctype=C_TYPES[io["dtype"]],
-                      shape=tuple(io["shape"]), elements=int(np.prod(io["shape"], dtype=np.int64)),
-                      scale=None, zero_point=None, macro=f"{prefix}_{k}")
+                      # C99 has no zero-length arrays: an empty input or output is one padding
+                      # element in the harness and in its sample files (verify/host.py)
+                      shape=tuple(io["shape"]), elements=max(int(np.prod(io["shape"], dtype=np.int64)), 1),
+                      scale=None, zero_point=None, macro=f"{prefix}_{k}", length_axis=io.get("length_axis"),
+                      length_cname=f"{io['c_name']}_length" if "length_axis" in io else None)
 
     class _M:
         pass
@@ -197,6 +215,7 @@ def render_harness(files: dict[str, str], name: str) -> str:
     m.name = name
     m.inputs = tuple(spec(io, "IN", k) for k, io in enumerate(manifest["inputs"]))
     m.outputs = tuple(spec(io, "OUT", k) for k, io in enumerate(manifest["outputs"]))
+    m.bounded = tuple(io for io in m.outputs if io.length_axis is not None)
     blob = manifest.get("weights", {})  # --weights blob: the harness loads the blob file first
     m.blob_file, m.blob_bytes = blob.get("blob_file"), blob.get("blob_bytes")
     return _ENV.get_template("harness/host_main.c.j2").render(m=m)

@@ -56,17 +56,26 @@ def _frontend(path: Path):
     return fe
 
 
-def load_model(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> Graph:
-    """Import a model file as a verified Kiln graph; every error names the file."""
+def load_model(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
+               specialized: dict[str, tuple[float, ...]] | None = None) -> Graph:
+    """Import a model file as a verified Kiln graph; every error names the file. `specialized`:
+    inputs the build is fixed to (ONNX only; TFLite models take no shape-giving inputs)."""
     try:
+        if specialized and model_format(path) == "tflite":
+            raise KilnError("--specialize applies to ONNX models (a TFLite model's shapes are static)")
+        if specialized:
+            return _frontend(path).load(path, input_shapes or {}, specialized)
         return _frontend(path).load(path, input_shapes or {})
     except KilnError as err:
         raise err.located(str(path)) from None
 
 
-def scan_model(path: Path) -> list[SourceOp]:
-    """The model's operators, each marked supported or not (for `kiln inspect`)."""
+def scan_model(path: Path, specialized: tuple[str, ...] = ()) -> list[SourceOp]:
+    """The model's operators, each marked supported or not (for `kiln inspect`); `specialized`:
+    inputs given values with --specialize (ONNX)."""
     try:
+        if specialized:
+            return _frontend(path).scan(path, specialized)
         return _frontend(path).scan(path)
     except KilnError as err:
         raise err.located(str(path)) from None

@@ -105,6 +105,9 @@ class Value:
     shape: tuple[int, ...]
     quant: Quant | None = None
     data: np.ndarray | None = field(default=None, repr=False)
+    # A graph input the build is specialised to (`--specialize`): the graph reads this value as
+    # a constant, and the generated code refuses any other (codegen.emit.guards).
+    specialized: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def is_const(self) -> bool:

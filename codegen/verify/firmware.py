@@ -23,6 +23,7 @@ from codegen.ir.types import C_TYPES, np_dtype
 from codegen.resources import BOARDS, TEMPLATES
 from codegen.targets import Target
 from codegen.targets.boards import Board, load_board
+from codegen.verify.host import actual_tensor
 from codegen.verify.toolchain import STRICT_FLAGS, ToolchainError
 
 CORTEX_M = BOARDS / "cortex_m"
@@ -51,6 +52,10 @@ class HarnessIO:
     shape: tuple[int, ...]
     elements: int
     offset: int  # byte offset inside a sample (inputs only)
+    # an output with a data-dependent length (codegen/ops/bounded.py): its manifest entry and
+    # the harness variable receiving the length; None otherwise
+    bounded: dict | None = None
+    length_cname: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,8 @@ def harness_context(manifest: dict, board: Board, count: int) -> HarnessCtx:
     def io(entry: dict, offset: int) -> HarnessIO:
         shape = tuple(int(d) for d in entry["shape"])
         return HarnessIO(entry["name"], entry["c_name"], C_TYPES[entry["dtype"]], entry["dtype"], shape,
-                         int(np.prod(shape, dtype=np.int64)), offset)
+                         int(np.prod(shape, dtype=np.int64)), offset, entry if "length_axis" in entry else None,
+                         f"{entry['c_name']}_length" if "length_axis" in entry else None)
 
     inputs, offset = [], 0
     for entry in manifest["inputs"]:
@@ -143,6 +149,12 @@ def read_outputs(raw: bytes, h: HarnessCtx, count: int) -> list[dict[str, np.nda
                 raise RuntimeError(f"the firmware wrote {len(raw)} bytes of outputs, fewer than expected")
             out[io.name] = np.frombuffer(raw, dt, io.elements, pos).reshape(io.shape).copy()
             pos += io.elements * dt.itemsize
+        for io in h.outputs:  # the actual lengths of the bounded outputs follow them
+            if io.bounded is not None:
+                shape = list(io.shape)
+                shape[io.bounded["length_axis"]] = int(np.frombuffer(raw[pos:pos + 4], np.int32)[0])
+                out[io.name] = actual_tensor(out[io.name].reshape(-1), shape, io.bounded)
+                pos += 4
         results.append(out)
     return results
 
@@ -177,7 +189,8 @@ def elf_sizes(size_tool: str, paths: list[Path], cwd: Path) -> Sizes:
     """Sum of section sizes by kind over object files or an image (SysV format of `size`)."""
     totals = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
     kinds = ((".text", "text"), (".vectors", "text"), (".ARM.ex", "text"), (".rodata", "rodata"),
-             (".data", "data"), (".bss", "bss"), (".stack", None), (".kiln_samples", None))
+             (".data", "data"), (".bss", "bss"), (".stack", None), (".kiln_samples", None),
+             (".kiln_weights", None))  # a --weights blob: its own flash slot, reported on its own
     for line in _run([size_tool, "-A", *[str(p) for p in paths]], cwd).splitlines():
         parts = line.split()
         if len(parts) < 2 or not parts[1].isdigit():

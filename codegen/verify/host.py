@@ -53,7 +53,8 @@ def run_samples(exe: Path, manifest: dict, samples: list[dict[str, np.ndarray]],
                 if arr.size != int(np.prod(io["shape"], dtype=np.int64)):
                     raise KilnError(f"input '{io['name']}' has {arr.size} elements, the model takes "
                                     f"shape {io['shape']}")
-                f.write(np.ascontiguousarray(arr).tobytes())
+                # an empty input is one padding element (render_harness: no zero-length arrays)
+                f.write(np.ascontiguousarray(arr).tobytes() or bytes(arr.itemsize))
     proc = subprocess.run([*launcher, str(exe), "inputs.bin", "outputs.bin", str(len(samples))], cwd=work,
                           capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     if proc.returncode != 0:
@@ -65,10 +66,26 @@ def run_samples(exe: Path, manifest: dict, samples: list[dict[str, np.ndarray]],
         for io in outputs:
             dt = np_dtype(io["dtype"])
             n = int(np.prod(io["shape"], dtype=np.int64))
-            out[io["name"]] = np.frombuffer(raw, dt, n, pos).reshape(io["shape"]).copy()
-            pos += n * dt.itemsize
+            out[io["name"]] = np.frombuffer(raw, dt, n, pos).copy()
+            pos += max(n, 1) * dt.itemsize  # an empty output: one padding element
+        for io in outputs:  # the actual lengths of the bounded outputs follow them
+            shape = list(io["shape"])
+            if "length_axis" in io:
+                shape[io["length_axis"]] = int(np.frombuffer(raw, np.int32, 1, pos)[0])
+                pos += 4
+            out[io["name"]] = actual_tensor(out[io["name"]], shape, io)
         results.append(out)
     return results
+
+
+def actual_tensor(flat: np.ndarray, shape: list[int], io: dict) -> np.ndarray:
+    """An output in its actual shape: a bounded one is written compactly at the start of its
+    buffer (codegen/ops/bounded.py)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if "length_axis" in io and not 0 <= shape[io["length_axis"]] <= io["max_length"]:
+        raise RuntimeError(f"generated code reported length {shape} for output '{io['name']}', "
+                           f"beyond its bound {io['shape']}")
+    return flat[:n].reshape(shape)
 
 
 def run_generated(files: dict[str, str], name: str, samples: list[dict[str, np.ndarray]], *,

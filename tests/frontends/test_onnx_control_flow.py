@@ -188,3 +188,16 @@ def test_loop_body_folds_old_opset_ops_of_the_iteration_count(tmp_path):
               [vi("y", F, [1])], [vi("res_y", F, None), vi("res_scan", F, None)],
               [("trip", np.array(5, np.int64)), ("cond", np.array(True))], opset=11)
     check(m, tmp_path, [{"y": np.float32([-2])}])
+
+
+def test_inspect_lists_unsupported_ops_inside_branches_and_bodies(tmp_path):
+    from codegen.frontends.onnx import scan
+
+    then = body([helper.make_node("StringNormalizer", ["x"], ["t"], name="inner_bad")], [], [vi("t", F, [2])])
+    other = body([helper.make_node("Relu", ["x"], ["e"], name="inner_ok")], [], [vi("e", F, [2])])
+    m = model([helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other, name="branch")],
+              [vi("c", TensorProto.BOOL, []), vi("x", F, [2])], [vi("y", F, [2])])
+    onnx.save(m, tmp_path / "m.onnx")
+    ops = {op.node: op for op in scan(tmp_path / "m.onnx")}
+    assert set(ops) == {"branch", "branch/inner_bad", "branch/inner_ok"}
+    assert not ops["branch/inner_bad"].supported and ops["branch/inner_ok"].supported

@@ -73,6 +73,10 @@ CASES = [
     ("dropout12", "Dropout", (2, 3), {}, {}, 12),
     ("concat_const", "Concat", (2, 3), {"c": w(2, 2)}, {"axis": 1}, 13),
     ("tanh", "Tanh", (2, 3), {}, {}, 6 + 7),
+    ("conv_transpose_3d", "ConvTranspose", (1, 2, 3, 4, 3), {"w": w(2, 3, 2, 3, 2), "b": w(3)},
+     {"strides": [2, 1, 2], "pads": [1, 0, 0, 0, 1, 1], "output_padding": [1, 0, 0]}, 13),
+    ("conv_transpose_3d_groups_dilated", "ConvTranspose", (2, 4, 2, 3, 3), {"w": w(4, 1, 2, 2, 3)},
+     {"group": 2, "dilations": [1, 2, 1], "strides": [1, 1, 2]}, 13),
 ]
 
 
@@ -106,3 +110,14 @@ def test_matches_onnxruntime(case, tmp_path):
         got = run_graph(g, feeds)["y"]
         assert got.shape == exp.shape
         assert om.max_rel_error(got, exp) <= 1e-5
+
+
+def test_conv_transpose_3d_in_c(tmp_path):
+    from helpers import run_c
+
+    case = next(c for c in CASES if c[0] == "conv_transpose_3d_groups_dilated")
+    model = case_model(*case[1:])
+    onnx.save(model, tmp_path / "m.onnx")
+    feeds = om.random_feeds(model, 3)
+    got = run_c(load(tmp_path / "m.onnx", {}), [feeds])[0]["y"]
+    assert om.max_rel_error(got, om.ort_outputs(model, feeds)["y"]) <= 1e-5

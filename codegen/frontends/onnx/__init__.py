@@ -9,20 +9,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from codegen.frontends import SourceOp
 from codegen.frontends.onnx.convert import build_graph, classify
 from codegen.frontends.onnx.reader import read_model
 from codegen.ir.graph import Graph
 
 
-def load(path: Path, input_shapes: dict[str, tuple[int, ...]]) -> Graph:
-    """Import an ONNX model with static shapes (dynamic dims from `input_shapes`, batch 1)."""
-    return build_graph(read_model(Path(path)), dict(input_shapes or {}))
+def load(path: Path, input_shapes: dict[str, tuple[int, ...]],
+         specialized: dict[str, tuple[float, ...]] | None = None) -> Graph:
+    """Import an ONNX model with static shapes (dynamic dims from `input_shapes`, batch 1;
+    `specialized`: inputs fixed to values, see convert.specialize_input)."""
+    specialized = {k: np.asarray(v) for k, v in (specialized or {}).items()}
+    return build_graph(read_model(Path(path)), dict(input_shapes or {}), specialized)
 
 
-def scan(path: Path) -> list[SourceOp]:
+def scan(path: Path, specialized: tuple[str, ...] = ()) -> list[SourceOp]:
     """Every node of the model with whether Kiln supports it; unsupported ops do not raise."""
-    return classify(read_model(Path(path)))
+    return classify(read_model(Path(path)), set(specialized), bodies=True)
 
 
 __all__ = ["load", "scan"]

@@ -121,6 +121,20 @@ class ConvertContext:
         self._kiln[name] = kname
         return kname
 
+    # -- undoing a converter -------------------------------------------------------------
+    def checkpoint(self) -> tuple[int, int]:
+        """The graph's extent now, to undo what a converter adds (see rollback)."""
+        return len(self.b.g.nodes), len(self.b.g.values)
+
+    def rollback(self, mark: tuple[int, int]) -> None:
+        """Drop the nodes and values added since `checkpoint` (converters only append: values
+        are a dict in insertion order) and the ONNX names bound to them."""
+        g = self.b.g
+        del g.nodes[mark[0]:]
+        for name in list(g.values)[mark[1]:]:
+            del g.values[name]
+        self._kiln = {k: v for k, v in self._kiln.items() if v in g.values}
+
     # -- defining tensors ----------------------------------------------------------------
     def bind(self, onnx_name: str, kiln_name: str) -> None:
         """Let an ONNX tensor name a Kiln value that already exists."""

@@ -7,9 +7,12 @@ they need no Kiln operator. Every other node goes to the converter registered fo
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import numpy as np
 import onnx
-from onnx import defs, helper, numpy_helper, shape_inference
+from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from codegen import limits
@@ -21,11 +24,16 @@ from codegen.frontends.onnx import (ops_attention, ops_elementwise, ops_gather, 
 from codegen.frontends.onnx import (ops_bitwise, ops_control, ops_einsum, ops_flex_attention, ops_linalg,  # noqa: F401
                                     ops_integer, ops_ml, ops_optional, ops_sampling, ops_sequence,
                                     ops_training, ops_value_shaped)
+from codegen.frontends.onnx import ops_data_shaped  # noqa: F401
 from codegen.frontends.onnx.context import CONVERTERS, ConvertContext
+from codegen.frontends.onnx.empty import (bind_empty_input, bind_empty_outputs, convert_runtime, infer_outputs,
+                                          reads_empty)
 from codegen.frontends.onnx.reader import DEFAULT_DOMAINS, ELEM_TYPE_NAMES, OnnxModel, OnnxNode, _short
+from codegen.frontends.onnx.reader import _node as reader_node
 from codegen.ir.builder import GraphBuilder
 from codegen.ir.graph import Graph
-from codegen.ir.types import compute_dtype
+from codegen.ops.bounded import bounded_values
+from codegen.ir.types import compute_dtype, np_dtype
 
 # Never computed at import time: random, or carrying subgraphs evaluated elsewhere.
 NO_FOLD = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial",
@@ -48,11 +56,18 @@ def _folds(node: OnnxNode, consts: set[str]) -> bool:
             and all(i in consts for i in ins))
 
 
-def classify(model: OnnxModel) -> list[SourceOp]:
-    """Every node, marked supported (a converter exists, or it folds to a constant) or not."""
-    consts = set(model.initializers)
+def classify(model: OnnxModel, specialized: set[str] = frozenset(), bodies: bool = False) -> list[SourceOp]:
+    """Every node, marked supported (a converter exists, or it folds to a constant) or not;
+    with `bodies`, also the nodes inside If/Loop/Scan subgraphs, named `owner/node` (for
+    `kiln inspect`: a build converts only the branches and iterations it compiles)."""
+    consts = set(model.initializers) | set(specialized)
+    return _classify_nodes(model.nodes, consts, {vi.name for vi in model.inputs}, bodies)
+
+
+def _classify_nodes(nodes: list[OnnxNode], consts: set[str], graph_inputs: set[str], bodies: bool,
+                    owner: str = "") -> list[SourceOp]:
     result = []
-    for node in model.nodes:
+    for node in nodes:
         folded = _folds(node, consts)
         known = node.full_type in CONVERTERS  # other domains' converters register as domain.OpType
         if folded or (known and node.op_type in CONST_PRODUCERS):
@@ -65,12 +80,25 @@ def classify(model: OnnxModel) -> list[SourceOp]:
             reason = f"custom operator domain '{node.domain}'"
         else:
             reason = f"no Kiln mapping for ONNX {node.op_type}"
-        result.append(SourceOp(node.full_type, node.name, folded or known, reason))
+            runtime = [i for i in node.inputs if i and i not in consts]
+            if runtime and all(i in graph_inputs for i in runtime):  # a constant node once they are fixed
+                reason += " (computed at compile time with its inputs fixed: --specialize " + \
+                    " --specialize ".join(f"{i}=..." for i in runtime) + ")"
+        result.append(SourceOp(node.full_type, owner + node.name, folded or known, reason))
+        for body in (node.proto.attribute if bodies and node.proto is not None and not folded else ()):
+            for graph in ([body.g] if body.HasField("g") else list(body.graphs)):
+                inner = [reader_node(proto, k) for k, proto in enumerate(graph.node)]
+                result += _classify_nodes(inner, consts | {t.name for t in graph.initializer}, set(), True,
+                                          f"{owner}{node.name}/")
     return result
 
 
-def build_graph(model: OnnxModel, input_shapes: dict[str, tuple[int, ...]]) -> Graph:
-    unsupported = [(s.op_type, s.node) for s in classify(model) if not s.supported]
+def build_graph(model: OnnxModel, input_shapes: dict[str, tuple[int, ...]],
+                specialized: dict[str, np.ndarray] | None = None) -> Graph:
+    """The Kiln graph of `model`; `specialized`: graph inputs whose values the build is fixed to
+    (`--specialize`), read as constants by the graph and checked at run time by the C code."""
+    specialized = dict(specialized or {})
+    unsupported = [(s.op_type, s.node) for s in classify(model, set(specialized)) if not s.supported]
     if unsupported:
         raise UnsupportedOpsError(unsupported)
     b = GraphBuilder(model.name)
@@ -80,17 +108,23 @@ def build_graph(model: OnnxModel, input_shapes: dict[str, tuple[int, ...]]) -> G
     ctx.fold_left = limits.fold_budget(model.source_bytes)
     ctx.graph_outputs = {vi.name for vi in model.outputs}
     real_inputs = {vi.name for vi in model.inputs}
-    for name in input_shapes:
-        if name not in real_inputs:
-            raise KilnError(f"--input-shape names '{name}', which is not a model input "
-                            f"(inputs: {', '.join(sorted(real_inputs)) or 'none'})")
+    for flag, names in (("--input-shape", input_shapes), ("--specialize", specialized)):
+        for name in names:
+            if name not in real_inputs:
+                raise KilnError(f"{flag} names '{name}', which is not a model input "
+                                f"(inputs: {', '.join(sorted(real_inputs)) or 'none'})")
     type_only = _type_only_inputs(model)
     for vi in model.inputs:
         dtype = input_dtype(vi)
         if vi.name in type_only and vi.name not in input_shapes:
             ctx.onnx_types[vi.name] = dtype  # read for its dtype only (CastLike): no runtime input
             continue
+        if vi.name in specialized:
+            specialize_input(ctx, vi, dtype, specialized[vi.name], input_shapes.get(vi.name))
+            continue
         b.input(vi.name, dtype, input_shape(vi, input_shapes.get(vi.name)))
+        if bind_empty_input(ctx, vi.name):
+            continue
         ctx.bind(vi.name, vi.name)
         if compute_dtype(dtype) != dtype:  # float16, float64, int4...: converted once, on the way in
             ctx.onnx_types[vi.name] = dtype
@@ -116,8 +150,8 @@ def convert_node(ctx: ConvertContext, node: OnnxNode) -> None:
     try:
         if _folds(node, consts):
             fold(ctx, node)
-        else:
-            CONVERTERS[node.full_type](ctx, node)
+        elif not (reads_empty(ctx, node) and bind_empty_outputs(ctx, node)):
+            convert_runtime(ctx, node)
     except KilnError as err:
         if err.node is None:
             err.node = node.name
@@ -166,10 +200,12 @@ def fold(ctx: ConvertContext, node: OnnxNode) -> None:
         limits.check_size(shape, itemsize, f"{node.op_type}: the folded result", node=node.name)
         _charge(ctx, node, limits.elements(shape) * itemsize, dry_run=True)
     try:
-        results = ReferenceEvaluator(node.proto, opsets={"": ctx.opset}).run(None, feeds)
+        with _numpy_quiet():
+            results = ReferenceEvaluator(node.proto, opsets={"": ctx.opset}).run(None, feeds)
     except Exception as err:
         try:  # a bare node runs the newest kernel of its op; as a model, the one of the model's opset
-            results = ReferenceEvaluator(_one_node_model(node.proto, ctx.opset)).run(None, feeds)
+            with _numpy_quiet():
+                results = ReferenceEvaluator(_one_node_model(node.proto, ctx.opset)).run(None, feeds)
         except Exception:
             raise node.error(f"cannot compute this constant node ({_short(err)})") from None
     for out, arr in zip(node.outputs, results):
@@ -177,6 +213,15 @@ def fold(ctx: ConvertContext, node: OnnxNode) -> None:
         limits.check_size(arr.shape, arr.itemsize, f"{node.op_type}: the folded result", node=node.name)
         _charge(ctx, node, arr.nbytes)
         ctx.bind_const(out, arr)
+
+
+@contextlib.contextmanager
+def _numpy_quiet():
+    """No numpy warnings while folding: log(0) of an empty ReduceLogSum is -inf and the mean of
+    nothing NaN, as ONNX defines them (limits.check_graph refuses NaN constants by name)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 def _one_node_model(proto: onnx.NodeProto, opset: int) -> onnx.ModelProto:
@@ -194,32 +239,24 @@ def _folded_sizes(ctx: ConvertContext, node: OnnxNode, feeds: dict[str, np.ndarr
     given the constant inputs; outputs inference cannot size are left out, unless the op's
     size depends on input values (then the node is refused)."""
     sized_by_values = node.op_type in SIZED_BY_VALUES
+    if node.op_type == "Range" and len(feeds) == 3:  # ONNX infers Range's length for 4 dtypes only
+        start, limit, delta = (float(np.asarray(feeds[i], np.float64).reshape(-1)[0]) for i in node.inputs[:3])
+        length = max(int(np.ceil((limit - start) / delta)), 0) if delta and np.isfinite([start, limit]).all() else 0
+        return [((length,), np.asarray(feeds[node.inputs[0]]).itemsize)]
     try:
-        schema = defs.get_schema(node.op_type, ctx.opset, node.domain)
-        types = {k: helper.make_tensor_type_proto(helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
-                 for k, v in feeds.items()}
-        data = {k: numpy_helper.from_array(v, k) for k, v in feeds.items() if v.size <= 4096}
-        inferred = shape_inference.infer_node_outputs(schema, node.proto, types, input_data=data,
-                                                      opset_imports=[helper.make_opsetid("", ctx.opset)])
+        inferred = infer_outputs(ctx, node, {k: (v.dtype, v.shape) for k, v in feeds.items()}, feeds)
     except Exception as err:
         if sized_by_values:
             raise node.error(f"cannot size the constant this node computes ({_short(err)})") from None
         return []
     sizes = []
     for out in node.outputs:
-        t = inferred.get(out)
-        tt = t.tensor_type if t is not None and t.HasField("tensor_type") else None
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim] \
-            if tt is not None and tt.HasField("shape") else None
-        if dims is None or None in dims or not tt.elem_type:
+        dims, dtype = inferred.get(out, (None, None))
+        if dims is None or dtype is None:
             if sized_by_values and out:
                 raise node.error(f"cannot size the constant this node computes (output '{out}')")
             continue
-        try:
-            itemsize = np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type)).itemsize
-        except Exception:
-            itemsize = 8
-        sizes.append((dims, itemsize))
+        sizes.append((dims, dtype.itemsize))
     return sizes
 
 
@@ -259,7 +296,8 @@ def input_shape(vi: onnx.ValueInfoProto, given: tuple[int, ...] | None) -> tuple
     if not vi.type.HasField("tensor_type"):
         raise KilnError("graph input is not a tensor", node=name)
     tt = vi.type.tensor_type
-    dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
+    # a declared 0 is a real 0 (a tensor with no elements, bound as an empty constant)
+    dims = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None
             for d in tt.shape.dim] if tt.HasField("shape") else None
     if given is not None:
         given = tuple(int(d) for d in given)
@@ -267,9 +305,9 @@ def input_shape(vi: onnx.ValueInfoProto, given: tuple[int, ...] | None) -> tuple
             raise KilnError(f"--input-shape gives {len(given)} dimensions, the model input has "
                             f"{len(dims)}", node=name)
         for i, (d, g) in enumerate(zip(dims or [None] * len(given), given)):
-            if g <= 0 or (d is not None and d != g):
+            if g < 0 or (d is not None and d != g):
                 raise KilnError(f"--input-shape dimension {i} is {g}, the model says "
-                                f"{d if d is not None else 'a positive size'}", node=name)
+                                f"{d if d is not None else 'a size of at least 0'}", node=name)
         return given
     hint = f"give its shape with --input-shape {name}=" + ",".join(f"d{i}" for i in range(len(dims or [0, 1])))
     if dims is None:
@@ -278,17 +316,41 @@ def input_shape(vi: onnx.ValueInfoProto, given: tuple[int, ...] | None) -> tuple
         dims[0] = 1  # a dynamic batch dimension: compile for one sample
     dynamic = [i for i, d in enumerate(dims) if d is None]
     if dynamic:
-        shown = ",".join(d.dim_param or "?" if not (d.HasField("dim_value") and d.dim_value > 0)
+        shown = ",".join(d.dim_param or "?" if not (d.HasField("dim_value") and d.dim_value >= 0)
                          else str(d.dim_value) for d in tt.shape.dim)
         raise KilnError(f"graph input has dynamic dimension(s) {', '.join(map(str, dynamic))} "
                         f"(shape [{shown}]); {hint}", node=name)
     return tuple(dims)
 
 
+def specialize_input(ctx: ConvertContext, vi: onnx.ValueInfoProto, dtype: str, values: np.ndarray,
+                     given: tuple[int, ...] | None) -> None:
+    """A graph input the build is fixed to: it stays an input of the C API (the generated code
+    checks that it holds `values`), and the graph reads it as a constant, so whatever depends on
+    it (shapes, loop trip counts, window lengths) is computed at compile time."""
+    values = np.asarray(values)
+    declared = vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") else []
+    if given is None and any(not (d.HasField("dim_value") and d.dim_value > 0) for d in declared):
+        given = values.shape if len(declared) == values.ndim else (values.size,) if len(declared) == 1 else None
+    shape = input_shape(vi, given)
+    if values.size != int(np.prod(shape, dtype=np.int64)):
+        raise KilnError(f"--specialize gives {values.size} value(s), the input has shape {list(shape)}",
+                        node=vi.name)
+    data = values.astype(np_dtype(dtype)).reshape(shape)
+    if not np.array_equal(data.astype(np.float64), values.reshape(shape).astype(np.float64), equal_nan=True):
+        raise KilnError(f"--specialize values do not fit the input's type {dtype}", node=vi.name)
+    ctx.b.input(vi.name, dtype, shape)
+    ctx.b.g.values[vi.name].specialized = data
+    ctx.bind_const(vi.name, data)
+
+
 def _bind_output(ctx: ConvertContext, vi: onnx.ValueInfoProto, origin: str) -> None:
     """Make the graph output a computed value named as in the model (a copy only if it must)."""
     g, name = ctx.b.g, vi.name
     data = ctx.const(name)
+    if data is not None and not ctx.is_bound(name) and data.size == 0:
+        _bind_empty_output(ctx, vi, data)
+        return
     if data is not None and not ctx.is_bound(name):  # keep the output's name for the copy below
         ctx.bind(name, ctx.new_const(ctx.fresh(f"{name}_data"), data))
     src = ctx.kiln(name)
@@ -308,7 +370,7 @@ def _bind_output(ctx: ConvertContext, vi: onnx.ValueInfoProto, origin: str) -> N
         out = ctx.add(store, "Cast", [src], out=name if name not in g.values else None, role=f"to_{declared}",
                       to=declared, saturate=False)
         g.outputs.append(out)
-        _check_declared_shape(g.values[out].shape, vi)
+        _check_declared_shape(g.values[out].shape, vi, bounded_values(g).get(out, (None,))[0])
         return
     plain = src not in g.inputs and src not in g.outputs and not g.values[src].is_const
     if plain and src == name:
@@ -317,11 +379,26 @@ def _bind_output(ctx: ConvertContext, vi: onnx.ValueInfoProto, origin: str) -> N
         ctx.rename(src, name)
         out = name
     else:
+        if src == name and g.values[src].is_const:  # a folded constant that nodes read too: the name goes
+            ctx.rename(src, ctx.fresh(f"{name}_data"))  # to the output (the C API names it)
+            src = ctx.kiln(name)
         copy = OnnxNode("Identity", origin, [name], [name])
         out = ctx.add(copy, "Reshape", [src], out=name if name not in g.values else None,
                       role="copy", shape=g.values[src].shape)
     g.outputs.append(out)
-    _check_declared_shape(g.values[out].shape, vi)
+    _check_declared_shape(g.values[out].shape, vi, bounded_values(g).get(out, (None,))[0])
+
+
+def _bind_empty_output(ctx: ConvertContext, vi: onnx.ValueInfoProto, data: np.ndarray) -> None:
+    """A graph output with no elements: in the C API (its shape in the manifest) but never
+    written, an empty constant that no call reads."""
+    if vi.name in ctx.b.g.values:
+        raise KilnError("graph output has no elements and is also a graph input (nothing to compute)",
+                        node=vi.name)
+    out = ctx.new_const(vi.name, data)
+    ctx.bind(vi.name, out)
+    ctx.b.g.outputs.append(out)
+    _check_declared_shape(ctx.b.g.values[out].shape, vi)
 
 
 def _declared_dtype(vi: onnx.ValueInfoProto) -> str | None:
@@ -331,12 +408,14 @@ def _declared_dtype(vi: onnx.ValueInfoProto) -> str | None:
     return ONNX_DTYPES.get(vi.type.tensor_type.elem_type) if vi.type.HasField("tensor_type") else None
 
 
-def _check_declared_shape(actual: tuple[int, ...], vi: onnx.ValueInfoProto) -> None:
-    """A static output shape in the model must be what Kiln computes (catches mismatches early)."""
+def _check_declared_shape(actual: tuple[int, ...], vi: onnx.ValueInfoProto, open_axis: int | None = None) -> None:
+    """A static output shape in the model must be what Kiln computes (catches mismatches early);
+    on an axis whose length depends on the data (`open_axis`), any length up to Kiln's bound."""
     tt = vi.type.tensor_type
     if not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
         return
-    declared = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tt.shape.dim]
-    if len(declared) != len(actual) or any(d is not None and d != a for d, a in zip(declared, actual)):
+    declared = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None for d in tt.shape.dim]
+    if len(declared) != len(actual) or any(d is not None and d != a and not (k == open_axis and d <= a)
+                                           for k, (d, a) in enumerate(zip(declared, actual))):
         shown = ",".join("?" if d is None else str(d) for d in declared)
         raise KilnError(f"graph output is declared [{shown}] but computes {list(actual)}", node=vi.name)

@@ -17,6 +17,7 @@ import numpy as np
 from codegen.frontends.onnx.context import ConvertContext, converter
 from codegen.frontends.onnx.ops_sequence import is_sequence, make_sequence, sequence_of
 from codegen.frontends.onnx.ops_shape import norm_axis
+from codegen.frontends.onnx.ops_value_shaped import specialize_hint
 from codegen.frontends.onnx.reader import OnnxNode
 from codegen.frontends.onnx.subgraph import MAX_UNROLL, graph_attr, inline_graph, slices, stack
 
@@ -67,7 +68,8 @@ def convert_loop(ctx, node):
     body = graph_attr(node, "body")
     trip = ctx.const(node.input(0)) if node.input(0) else None
     if node.input(0) and trip is None:
-        raise node.error("the trip count (input 0) must be a constant: Kiln unrolls loops at compile time")
+        raise node.error("the trip count (input 0) must be a constant: Kiln unrolls loops at compile time"
+                         + specialize_hint(ctx, node.input(0)))
     trip = None if trip is None else int(np.asarray(trip).reshape(-1)[0])
     carried = list(node.inputs[2:])
     n_carried = len(carried)

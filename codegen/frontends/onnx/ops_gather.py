@@ -122,19 +122,30 @@ def convert_col2im(ctx, node):
     grid = [(image[i] + pads[i] + pads[i + r] - (dil[i] * (block[i] - 1) + 1)) // strides[i] + 1 for i in range(r)]
     if c * kernel != cb or int(np.prod(grid)) != length:
         raise node.error(f"input {[n, cb, length]} does not fit image {image} with block {block}")
+    sum_blocks(ctx, node, ctx.kiln(node.input(0)), (n, c), image, grid, block, strides, pads[:r], dil,
+               out=node.outputs[0])
+
+
+def sum_blocks(ctx, node, columns: str, batch_channels: tuple[int, int], image: list[int], grid: list[int],
+               block: list[int], strides: list[int], begins: list[int], dil: list[int], out: str | None = None) -> str:
+    """Column blocks [N, C * prod(block), prod(grid)] summed into an image [N, C, *image]: block
+    element t of grid spot s lands at s * stride - begin + t * dilation (dropped outside the
+    image), a ScatterReduce(add) onto zeros. Col2Im, and ConvTranspose beyond 2-D."""
+    n, c = batch_channels
+    r = len(image)
     taps = np.indices(block).reshape(r, -1)        # [r, kernel]
     spots = np.indices(grid).reshape(r, -1)        # [r, L]
-    pos = spots[:, None, :] * np.array(strides)[:, None, None] - np.array(pads[:r])[:, None, None] \
+    pos = spots[:, None, :] * np.array(strides)[:, None, None] - np.array(begins)[:, None, None] \
         + taps[:, :, None] * np.array(dil)[:, None, None]  # [r, kernel, L]
     inside = np.all((pos >= 0) & (pos < np.array(image)[:, None, None]), axis=0)
     flat = np.ravel_multi_index(tuple(np.clip(pos, 0, np.array(image)[:, None, None] - 1)), tuple(image))
     per_image = int(np.prod(image))
     offsets = np.where(inside, flat, -1)[None, None] + (np.arange(n)[:, None, None, None] * c
                                                          + np.arange(c)[None, :, None, None]) * per_image
-    offsets = np.where(np.broadcast_to(inside, offsets.shape), offsets, -1).reshape(n, cb, length)
+    offsets = np.where(np.broadcast_to(inside, offsets.shape), offsets, -1).reshape(n, c * taps.shape[1], -1)
     zeros = ctx.weight(node, "zeros", np.zeros((n, c, *image), np.float32))
-    ctx.add(node, "ScatterReduce", [zeros, ctx.kiln(node.input(0)), ctx.weight(node, "offsets", offsets)],
-            out=node.outputs[0], reduction="add")
+    return ctx.add(node, "ScatterReduce", [zeros, columns, ctx.weight(node, "offsets", offsets)], out=out,
+                   reduction="add")
 
 
 @converter("EyeLike")

@@ -105,17 +105,21 @@ def convert_causal_conv(ctx, node):
     x = node.input(0)
     b, c, length = ctx.shape(x)
     w = ctx.require_const(node, 1, "weight")
-    if w.shape[:2] != (c, 1):
+    if w.shape[:2] != (c, 1) or w.shape[2] < 1:
         raise node.error(f"weight {list(w.shape)} must be [{c}, 1, k]")
     k = w.shape[2]
     act = node.attr("activation", "none")
     if act not in ("none", "silu", "swish"):
         raise node.error(f"activation '{act}' is not none, silu or swish")
-    if k < 2:
-        raise node.error("kernel size 1 leaves an empty state (Kiln has no empty tensors)")
-    past = ctx.kiln(node.input(3)) if node.input(3) else \
-        ctx.weight(node, "zero_state", np.zeros((b, c, k - 1), np.float32))
-    padded = ctx.add(node, "Concat", [past, ctx.kiln(x)], role="padded", axis=2)
+    state = node.outputs[1] if len(node.outputs) > 1 else ""
+    if k == 1:  # no past and an empty state: a constant with no elements (nothing to compute)
+        padded = ctx.kiln(x)
+        ctx.bind_const(state, np.zeros((b, c, 0), np.float32))
+        state = ""
+    else:
+        past = ctx.kiln(node.input(3)) if node.input(3) else \
+            ctx.weight(node, "zero_state", np.zeros((b, c, k - 1), np.float32))
+        padded = ctx.add(node, "Concat", [past, ctx.kiln(x)], role="padded", axis=2)
     total = length + k - 1
     nhwc = ctx.add(node, "Transpose", [ctx.add(node, "Reshape", [padded], role="to_2d", shape=(b, c, 1, total))],
                    role="to_nhwc", perm=(0, 2, 3, 1))
@@ -127,8 +131,8 @@ def convert_causal_conv(ctx, node):
         y = ctx.add(node, "Swish", [y], role="silu", alpha=1.0)
     y = ctx.add(node, "Transpose", [y], role="to_nchw", perm=(0, 3, 1, 2))
     ctx.add(node, "Reshape", [y], out=node.outputs[0], role="to_1d", shape=(b, c, length))
-    if len(node.outputs) > 1 and node.outputs[1]:
-        ctx.add(node, "Slice", [padded], out=node.outputs[1], role="state", starts=(0, 0, total - (k - 1)),
+    if state:
+        ctx.add(node, "Slice", [padded], out=state, role="state", starts=(0, 0, total - (k - 1)),
                 ends=(b, c, total), steps=(1, 1, 1))
 
 

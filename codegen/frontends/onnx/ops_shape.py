@@ -283,7 +283,7 @@ def convert_split(ctx, node):
     if len(sizes) != n or sum(sizes) != shape[axis] or any(v < 0 for v in sizes):
         raise node.error(f"split sizes {sizes} do not cut an axis of {shape[axis]} into {n} parts")
     dtype = ctx.dtype(node.input(0))
-    for out, size in zip(node.outputs, sizes):  # empty parts are empty constants (Kiln has no empty tensors)
+    for out, size in zip(node.outputs, sizes):  # empty parts hold no data: empty constants
         if size == 0:
             empty = tuple(0 if i == axis else d for i, d in enumerate(shape))
             ctx.bind_const(out, np.zeros(empty, np.bool_ if dtype == "bool" else dtype))

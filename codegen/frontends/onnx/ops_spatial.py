@@ -359,8 +359,10 @@ def convert_upsample(ctx, node):
 def convert_conv_transpose(ctx, node):
     """ConvTranspose2D with weights [C, O/group, KH, KW] repacked to [O, KH, KW, C/group];
     output_padding, output_shape and auto_pad become (possibly negative) crop pads, as ONNX's
-    reference computes them."""
-    shape = spatial_shape(ctx, node)
+    reference computes them. Beyond 2-D: _conv_transpose_nd."""
+    shape = ctx.shape(node.input(0))
+    if len(shape) < 3:
+        raise node.error(f"input must be [N, C, spatial...] (rank 3 or more), got shape {list(shape)}")
     w = ctx.computed_const(node.input(1))
     if w is None or w.dtype != np.float32 or w.ndim != len(shape):
         raise node.error("weights (input 1) must be a float32 constant of the input's rank")
@@ -386,6 +388,9 @@ def convert_conv_transpose(ctx, node):
     else:
         pads = [int(v) for v in (pads or [0] * (2 * r))]
         begins, ends = pads[:r], [pads[r + i] - out_pad[i] for i in range(r)]
+    if r > 2:
+        _conv_transpose_nd(ctx, node, shape, w, group, strides, dilations, begins, ends)
+        return
     if r == 1:
         w = w[:, :, None, :]
         strides, dilations, begins, ends = [1] + strides, [1] + dilations, [0] + begins, [0] + ends
@@ -398,6 +403,34 @@ def convert_conv_transpose(ctx, node):
     y = ctx.add(node, "ConvTranspose2D", ins, strides=tuple(strides), dilations=tuple(dilations),
                 pads=(begins[0], begins[1], ends[0], ends[1]), groups=group)
     from_nhwc(ctx, node, y, len(shape))
+
+
+def _conv_transpose_nd(ctx, node, shape, w, group, strides, dilations, begins, ends):
+    """ConvTranspose beyond 2-D (volumes): every input position times the whole kernel, one
+    MatMul [O * prod(k), C] x [N, C, L], then each column block summed into its place of the
+    output (sum_blocks, as Col2Im). Groups as a block-diagonal weight matrix."""
+    from codegen.frontends.onnx.ops_gather import sum_blocks
+
+    n, c, spatial = shape[0], shape[1], list(shape[2:])
+    og, kernel = w.shape[1], list(w.shape[2:])
+    taps, cg = int(np.prod(kernel)), c // group
+    columns_w = np.zeros((group * og * taps, c), np.float32)
+    for g in range(group):
+        block = w[g * cg:(g + 1) * cg].reshape(cg, og * taps).T  # [og * taps, cg]
+        columns_w[g * og * taps:(g + 1) * og * taps, g * cg:(g + 1) * cg] = block
+    length = int(np.prod(spatial))
+    x = ctx.add(node, "Reshape", [ctx.kiln(node.input(0))], role="positions", shape=(n, c, length))
+    cols = ctx.add(node, "MatMul", [ctx.weight(node, "columns_weight", columns_w), x], role="columns")
+    full = [strides[i] * (spatial[i] - 1) + (kernel[i] - 1) * dilations[i] + 1 for i in range(len(spatial))]
+    image = [full[i] - begins[i] - ends[i] for i in range(len(spatial))]
+    out = None if node.input(2) else node.outputs[0]
+    y = sum_blocks(ctx, node, cols, (n, group * og), image, spatial, kernel, strides, begins, dilations, out=out)
+    if node.input(2):
+        bias = ctx.computed_const(node.input(2))
+        if bias is None:
+            raise node.error("bias (input 2) must be a constant")
+        per_channel = ctx.weight(node, "bias", bias.astype(np.float32).reshape(-1, *[1] * len(spatial)))
+        ctx.add(node, "Add", [y, per_channel], out=node.outputs[0])
 
 
 @converter("LRN")

@@ -1,0 +1,66 @@
+"""NonZero: the coordinates of the non-zero elements of x, one row per axis (ONNX NonZero).
+
+The number of non-zero elements depends on the data: the output is int64[rank, numel] with
+axis 1 bounded (codegen/ops/bounded.py); the kernel writes [rank, nnz] compactly and reports
+nnz. Floats compare with 0 (-0.0 is zero, NaN is not); integers and bools test their bits,
+so int8, uint8 and bool share a kernel, and so on per width.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.errors import KilnError
+from codegen.ir.types import INTEGER_DTYPES
+from codegen.ops.bounded import LengthArg, check_graph_outputs_only
+from codegen.ops.common import require_dtypes
+from codegen.ops.registry import Op, OpKind, register
+
+MAX_RANK = 8  # the kernel's strides[] field
+DTYPES = ("float32", "bool", *INTEGER_DTYPES)
+# one kernel per element width: integers and bools are non-zero when any bit is set
+KERNEL = {"float32": "non_zero_f32", "bool": "non_zero_u8", "int8": "non_zero_u8", "uint8": "non_zero_u8",
+          "int16": "non_zero_u16", "uint16": "non_zero_u16", "int32": "non_zero_u32",
+          "uint32": "non_zero_u32", "int64": "non_zero_u64", "uint64": "non_zero_u64"}
+
+
+@register
+class NonZero(Op):
+    name = "NonZero"
+    kind = OpKind.OPAQUE
+    attributes: dict = {}
+    arity = (1, 1)
+    kernels = tuple(sorted(set(KERNEL.values())))
+
+    @classmethod
+    def bounded_outputs(cls, node, g):
+        return {0: 1}
+
+    @classmethod
+    def infer(cls, node, ins):
+        (x,) = ins
+        if not 1 <= len(x.shape) <= MAX_RANK:
+            raise KilnError(f"NonZero takes a tensor of rank 1 to {MAX_RANK}, not {len(x.shape)}",
+                            node=node.name)
+        return [("int64", (len(x.shape), x.size))]
+
+    @classmethod
+    def check(cls, node, g):
+        require_dtypes(node, g, DTYPES)
+
+    @classmethod
+    def reference(cls, node, args, g):
+        (x,) = args
+        return [np.array(np.nonzero(x), dtype=np.int64).reshape(x.ndim, -1)]
+
+    @classmethod
+    def lower(cls, node, ctx):
+        check_graph_outputs_only(node, ctx.g)
+        x, out = node.inputs[0], node.outputs[0]
+        shape = ctx.g.values[x].shape
+        strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
+        params = {"rank": len(shape), "size": int(np.prod(shape, dtype=np.int64)),
+                  "dims": tuple(shape) + (1,) * (MAX_RANK - len(shape)),
+                  "strides": tuple(strides) + (1,) * (MAX_RANK - len(shape))}
+        ctx.call(node, KERNEL[ctx.g.values[x].dtype], params,
+                 [ctx.tensor(x), ctx.tensor(out), LengthArg(out)])

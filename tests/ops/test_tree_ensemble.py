@@ -1,0 +1,267 @@
+"""TreeEnsemble: random scikit-learn-shaped forests (a few trees of depth 4 over 5 features)
+written as ai.onnx.ml 5 TreeEnsemble and as the older TreeEnsembleRegressor /
+TreeEnsembleClassifier, imported by the ONNX frontend, against onnxruntime, and the generated
+C (strict flags, sanitizers) against the numpy reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnx_models as om
+from codegen.errors import KilnError
+from codegen.frontends.onnx import load
+from codegen.ir import GraphBuilder, run_graph
+from op_testing import assert_c_equals_reference
+
+FEATURES, DEPTH = 5, 4
+MODE_NAMES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ")
+
+
+def random_tree(rng, modes, targets: int, depth: int = 0) -> dict:
+    """A nested tree: interior {mode, feature, split, members, missing, true, false} or leaf {votes}."""
+    if depth == DEPTH or (depth > 1 and rng.random() < 0.25):
+        count = 1 if targets == 1 else int(rng.integers(1, targets + 1))
+        return {"votes": [(int(t), float(np.float32(rng.normal())))
+                          for t in rng.choice(targets, count, replace=False)]}
+    mode = int(rng.choice(modes))
+    split = float(np.float32(np.round(rng.normal(), 1)))  # on a 0.1 grid: inputs hit it exactly
+    return {"mode": mode, "feature": int(rng.integers(FEATURES)), "split": split,
+            "members": sorted({float(v) for v in rng.integers(-3, 4, 3)}),  # categories (onnxruntime: integers)
+            "missing": int(rng.integers(2)),
+            "true": random_tree(rng, modes, targets, depth + 1), "false": random_tree(rng, modes, targets, depth + 1)}
+
+
+def forest(seed: int, modes=tuple(range(6)), trees: int = 4, targets: int = 1) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    return [random_tree(rng, modes, targets) for _ in range(trees)]
+
+
+def rows(seed: int, n: int = 16) -> np.ndarray:
+    """Inputs on the splits' 0.1 grid (ties with every comparison), a few NaN."""
+    rng = np.random.default_rng(seed + 100)
+    x = np.round(rng.normal(size=(n, FEATURES)), 1).astype(np.float32)
+    x[rng.random(x.shape) < 0.08] = np.nan
+    return x
+
+
+def v5_node(trees: list[dict], targets: int, aggregate: int = 1, post_transform: int = 0):
+    """The forest as a TreeEnsemble (ai.onnx.ml 5) node: interior nodes and leaves apart."""
+    n = {k: [] for k in ("modes", "feature", "split", "missing", "true", "trueleaf", "false", "falseleaf")}
+    leaf_targets, leaf_weights, members, roots = [], [], [], []
+
+    def add(t) -> tuple[int, int]:
+        if "votes" in t:
+            ((target, w),) = t["votes"][:1]
+            leaf_targets.append(target)
+            leaf_weights.append(w)
+            return len(leaf_targets) - 1, 1
+        i = len(n["modes"])
+        for k in n:
+            n[k].append(0)
+        n["modes"][i], n["feature"][i], n["missing"][i] = t["mode"], t["feature"], t["missing"]
+        n["split"][i] = t["split"] if t["mode"] != 6 else np.nan
+        if t["mode"] == 6:
+            members.extend([*t["members"], np.nan])
+        n["true"][i], n["trueleaf"][i] = add(t["true"])
+        n["false"][i], n["falseleaf"][i] = add(t["false"])
+        return i, 0
+
+    for t in trees:
+        at, leaf = add(t)
+        if leaf:  # a one-leaf tree: one node whose both branches reach that leaf
+            i = len(n["modes"])
+            for k, v in zip(n, (0, 0, 0.0, 0, at, 1, at, 1)):
+                n[k].append(v)
+            at = i
+        roots.append(at)
+    attrs = {}
+    if members:
+        attrs["membership_values"] = numpy_helper.from_array(np.asarray(members, np.float32))
+    return helper.make_node(
+        "TreeEnsemble", ["x"], ["y"], domain="ai.onnx.ml", n_targets=targets, aggregate_function=aggregate,
+        post_transform=post_transform, tree_roots=roots,
+        nodes_modes=numpy_helper.from_array(np.asarray(n["modes"], np.uint8)), nodes_featureids=n["feature"],
+        nodes_splits=numpy_helper.from_array(np.asarray(n["split"], np.float32)),
+        nodes_missing_value_tracks_true=n["missing"], nodes_truenodeids=n["true"], nodes_trueleafs=n["trueleaf"],
+        nodes_falsenodeids=n["false"], nodes_falseleafs=n["falseleaf"], leaf_targetids=leaf_targets,
+        leaf_weights=numpy_helper.from_array(np.asarray(leaf_weights, np.float32)), **attrs)
+
+
+def v1_node(op: str, trees: list[dict], **attrs):
+    """The forest as a TreeEnsembleRegressor / TreeEnsembleClassifier (ai.onnx.ml 3) node."""
+    prefix = "class" if op == "TreeEnsembleClassifier" else "target"
+    a = {k: [] for k in ("nodes_treeids", "nodes_nodeids", "nodes_modes", "nodes_featureids", "nodes_values",
+                         "nodes_truenodeids", "nodes_falsenodeids", "nodes_missing_value_tracks_true",
+                         f"{prefix}_treeids", f"{prefix}_nodeids", f"{prefix}_ids", f"{prefix}_weights")}
+
+    def add(tree_id: int, t, counter: list[int]) -> int:
+        node_id = counter[0]
+        counter[0] += 1
+        at = len(a["nodes_nodeids"])
+        leaf = "votes" in t
+        for k, v in (("nodes_treeids", tree_id), ("nodes_nodeids", node_id),
+                     ("nodes_modes", "LEAF" if leaf else MODE_NAMES[t["mode"]]),
+                     ("nodes_featureids", 0 if leaf else t["feature"]), ("nodes_values", 0.0 if leaf else t["split"]),
+                     ("nodes_truenodeids", 0), ("nodes_falsenodeids", 0),
+                     ("nodes_missing_value_tracks_true", 0 if leaf else t["missing"])):
+            a[k].append(v)
+        if leaf:
+            for target, w in t["votes"]:
+                for k, v in (("treeids", tree_id), ("nodeids", node_id), ("ids", target), ("weights", w)):
+                    a[f"{prefix}_{k}"].append(v)
+        else:
+            a["nodes_truenodeids"][at] = add(tree_id, t["true"], counter)
+            a["nodes_falsenodeids"][at] = add(tree_id, t["false"], counter)
+        return node_id
+
+    for tree_id, t in enumerate(trees):
+        add(tree_id, t, [0])
+    outputs = ["label", "y"] if prefix == "class" else ["y"]
+    return helper.make_node(op, ["x"], outputs, domain="ai.onnx.ml", **a, **attrs)
+
+
+def model(node, ml_opset: int = 5) -> onnx.ModelProto:
+    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+    if "label" in node.output:
+        outs.insert(0, helper.make_tensor_value_info("label", TensorProto.INT64, None))
+    graph = helper.make_graph([node], "forest", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, FEATURES])],
+                              outs)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                helper.make_opsetid("ai.onnx.ml", ml_opset)])
+    m.ir_version = 10
+    return m
+
+
+def check_against_onnxruntime(m: onnx.ModelProto, x: np.ndarray, tmp_path, rtol: float = 1e-6) -> None:
+    """Kiln's reference equals onnxruntime (integers exactly, floats within rtol of the largest
+    score), and the generated C equals Kiln's reference."""
+    onnx.save(m, tmp_path / "m.onnx")
+    g = load(tmp_path / "m.onnx", {})
+    want = om.ort_outputs(m, {"x": x})
+    got = run_graph(g, {"x": x})
+    for name, w in want.items():
+        if w.dtype == np.int64:
+            np.testing.assert_array_equal(got[name], w, err_msg=name)
+        else:
+            assert om.max_rel_error(got[name], w) <= rtol, name
+    assert_c_equals_reference(g, [{"x": x}], rtol=1e-7)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("aggregate", [0, 1, 2, 3])  # AVERAGE, SUM, MIN, MAX
+def test_tree_ensemble_v5_every_comparison(seed, aggregate, tmp_path):
+    trees = forest(seed, trees=5, targets=3)
+    check_against_onnxruntime(model(v5_node(trees, 3, aggregate)), rows(seed), tmp_path)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tree_ensemble_v5_set_membership(seed, tmp_path):
+    trees = forest(seed, modes=(0, 6, 6, 3), trees=3, targets=2)
+    x = np.where(np.isnan(rows(seed)), np.nan, np.round(rows(seed) * 2)).astype(np.float32)  # categories, NaN
+    check_against_onnxruntime(model(v5_node(trees, 2)), x, tmp_path)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
+def test_tree_ensemble_regressor(seed, aggregate, tmp_path):
+    """Several votes per leaf and base values, as TreeEnsembleRegressor writes them."""
+    trees = forest(seed, modes=(0, 1, 2, 3, 4, 5), trees=4, targets=2)
+    node = v1_node("TreeEnsembleRegressor", trees, n_targets=2, aggregate_function=aggregate,
+                   base_values=[0.5, -1.25])
+    check_against_onnxruntime(model(node, ml_opset=3), rows(seed), tmp_path)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("post_transform", ["NONE", "SOFTMAX", "LOGISTIC"])
+def test_tree_ensemble_classifier(seed, post_transform, tmp_path):
+    """Labels (int64) and class scores of a 3-class forest, as skl2onnx writes it."""
+    trees = forest(seed, modes=(0,), trees=4, targets=3)
+    node = v1_node("TreeEnsembleClassifier", trees, classlabels_int64s=[3, 7, 11], post_transform=post_transform,
+                   base_values=[0.25, -0.5, 0.0])
+    check_against_onnxruntime(model(node, ml_opset=3), rows(seed), tmp_path)
+
+
+def test_refused_with_one_line_errors(tmp_path):
+    trees = forest(0, modes=(0,), trees=2, targets=2)
+    cases = [
+        (v1_node("TreeEnsembleClassifier", trees, classlabels_strings=["a", "b"]), "string class labels"),
+        (v1_node("TreeEnsembleClassifier", trees, classlabels_int64s=[0, 1]), r"2 classes voted for as \[0, 1\]"),
+        (v5_node(trees, 2, post_transform=4), "post_transform PROBIT"),
+    ]
+    for node, message in cases:
+        onnx.save(model(node), tmp_path / "m.onnx")
+        with pytest.raises(KilnError, match=message):
+            load(tmp_path / "m.onnx", {})
+
+
+def kiln_tables(**changes) -> dict:
+    """A valid two-node, three-leaf tree in Kiln's tables, with `changes`."""
+    attrs = {"n_targets": 2, "roots": (0,), "features": (1, 0), "modes": (0, 3), "splits": (0.5, -1.0),
+             "true_next": (1, -2), "false_next": (-1, -3), "leaf_begin": (0, 1, 2, 4),
+             "leaf_targets": (0, 1, 0, 1), "leaf_weights": (1.0, 2.0, 3.0, 4.0)}
+    return {**attrs, **changes}
+
+
+def test_kiln_tables_walk_and_compile():
+    b = GraphBuilder("tables")
+    y = b.node("TreeEnsemble", [b.input("x", "float32", (4, 2))], **kiln_tables())
+    g = b.output(y).build()
+    x = np.array([[0.0, 0.0], [-2.0, 0.0], [0.0, 1.0], [np.nan, np.nan]], np.float32)
+    np.testing.assert_array_equal(run_graph(g, {"x": x})[y], [[0, 2], [3, 4], [1, 0], [1, 0]])  # NaN: false
+    assert_c_equals_reference(g, [{"x": x}], rtol=0.0)
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"true_next": (1, 0)}, "branches back"),
+    ({"false_next": (-1, -4)}, "outside the node or leaf tables"),
+    ({"features": (1, 2)}, "feature outside 0..1"),
+    ({"leaf_targets": (0, 1, 0, 2)}, "target outside 0..1"),
+    ({"modes": (0, 6)}, "without their member table"),
+    ({"splits": (0.5,)}, "differ in length"),
+])
+def test_kiln_tables_refused(changes, message):
+    b = GraphBuilder("bad")
+    with pytest.raises(KilnError, match=message):
+        b.node("TreeEnsemble", [b.input("x", "float32", (1, 2))], **kiln_tables(**changes))
+
+
+def votes_for_class_0(trees: list[dict], positive: bool) -> list[dict]:
+    """The forest with one vote per leaf, for class 0 (a binary boosted model: one score)."""
+    def fix(t):
+        if "votes" in t:
+            w = t["votes"][0][1]
+            return {"votes": [(0, abs(w) / 4 if positive else w)]}
+        return {**t, "true": fix(t["true"]), "false": fix(t["false"])}
+    return [fix(t) for t in trees]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("positive", [True, False])
+@pytest.mark.parametrize("post_transform", ["NONE", "LOGISTIC", "SOFTMAX"])
+def test_binary_tree_ensemble_classifier(seed, positive, post_transform, tmp_path):
+    """Two labels, votes for class 0 only, a base value: onnxruntime's binary rules."""
+    trees = votes_for_class_0(forest(seed, modes=(0, 1), trees=3, targets=1), positive)
+    node = v1_node("TreeEnsembleClassifier", trees, classlabels_int64s=[4, 9], post_transform=post_transform,
+                   base_values=[0.125 if positive else -0.25])
+    check_against_onnxruntime(model(node, ml_opset=3), rows(seed), tmp_path)
+
+
+@pytest.mark.parametrize("post_transform", [1, 2])
+def test_tree_ensemble_v5_post_transform_as_the_spec_says(post_transform, tmp_path):
+    """1 is SOFTMAX, 2 LOGISTIC in the ONNX spec; onnxruntime 1.32 swaps them and onnx's
+    reference ignores the attribute: checked against numpy on onnxruntime's untransformed scores."""
+    trees = forest(5, trees=3, targets=3)
+    x = rows(5)
+    scores = om.ort_outputs(model(v5_node(trees, 3)), {"x": x})["y"].astype(np.float64)
+    if post_transform == 1:
+        want = np.exp(scores - scores.max(1, keepdims=True))
+        want /= want.sum(1, keepdims=True)
+    else:
+        want = 1 / (1 + np.exp(-scores))
+    onnx.save(model(v5_node(trees, 3, post_transform=post_transform)), tmp_path / "m.onnx")
+    g = load(tmp_path / "m.onnx", {})
+    assert om.max_rel_error(run_graph(g, {"x": x})["y"], want) <= 1e-6
+    assert_c_equals_reference(g, [{"x": x}], rtol=1e-6)
