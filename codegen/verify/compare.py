@@ -29,8 +29,12 @@ def compare_output(name: str, got: np.ndarray, ref: np.ndarray) -> OutputReport:
     if got.shape != ref.shape:
         return OutputReport(name, str(ref.dtype), float("inf"), float("inf"), ref.size, ref.size)
     if np.issubdtype(ref.dtype, np.floating):
-        diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
-        scale = max(float(np.max(np.abs(ref))), np.finfo(np.float32).tiny) if ref.size else 1.0
+        # equal infinities (ReduceMax over nothing is -inf) and NaN against NaN agree
+        same = (got == ref) | (np.isnan(got) & np.isnan(ref))
+        with np.errstate(invalid="ignore"):
+            diff = np.where(same, 0.0, np.abs(got.astype(np.float64) - ref.astype(np.float64)))
+        finite = np.abs(ref[np.isfinite(ref)])
+        scale = max(float(finite.max()) if finite.size else 0.0, float(np.finfo(np.float32).tiny))
         # Relative to the output's magnitude: elementwise relative error is meaningless for
         # values near zero (softmax tails), where summation order alone moves the last bits.
         bad = int(np.count_nonzero(~(diff <= FLOAT_RTOL * scale)))
