@@ -442,7 +442,17 @@ def run_all(names: list[str], jobs: int = 2, progress: bool = True) -> list[Resu
 # Why a case does not pass, in broad classes (first matching rule wins): (class, regex on
 # "op: status: reason").
 CATEGORIES = [
-    ("string tensors (Kiln stores every other ONNX tensor type)", r"graph input is string|cast to string"),
+    ("strings: string tensors and the string operators (StringNormalizer, StringSplit, StringConcat, "
+     "RegexFullMatch, Equal and LabelEncoder on strings); Kiln stores every other ONNX tensor type",
+     r"graph input is string|cast to string|String|Regex"),
+    ("image file decoding (ImageDecoder: JPEG, PNG, WebP, TIFF... bytes to pixels)", r"ImageDecoder"),
+    ("near-zero outputs: the expected values carry the reference's own float rounding noise (1.9e-7 "
+     "where the exact value, and Kiln's, is 0), beyond onnx's absolute tolerance of 1e-7", r"DFT: fail"),
+    ("float16 Softmax: onnx's reference computes it in float16 arithmetic (exp, sum and division each "
+     "rounded to float16), Kiln in float32 rounded once; one float16 step apart on 2 of 192 outputs",
+     r"fp16.*: fail|Attention: fail"),
+    ("an If whose branches return an empty optional or a sequence, chosen at run time",
+     r"\bIf: .*SequenceAt"),
     ("sequence, optional and map values", r"sequence, optional|absent optional|Optional|Sequence|graph input is None"),
     ("control flow (If, Loop, Scan)", r"\b(If|Loop|Scan) \(node|Kiln unrolls"),
     ("outputs whose shape depends on the data (NonZero, Unique, NonMaxSuppression, Range, ConstantOfShape "
