@@ -164,6 +164,23 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t 
 {
     const int16_t *c0 = col0, *c1 = col1;
     int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
+#if !defined(__OPTIMIZE__)
+    /* -O0 keeps r7 as the frame pointer: the 14 registers of the assembly below do not fit.
+     * The same instructions as intrinsics, one group at a time (debug builds only). */
+    int32_t g;
+    (void)c0;
+    (void)c1;
+    for (g = 0; g < groups; ++g, col0 += 4, col1 += 4, w += 2) {
+        const int32_t x0a = kiln_dsp_ld32(col0), x0b = kiln_dsp_ld32(col0 + 2);
+        const int32_t x1a = kiln_dsp_ld32(col1), x1b = kiln_dsp_ld32(col1 + 2);
+        const int32_t u0 = __sxtb16(w[0]), t0 = kiln_dsp_sxtb16_ror8(w[0]);
+        const int32_t u1 = __sxtb16(w[1]), t1 = kiln_dsp_sxtb16_ror8(w[1]);
+        a00 = __smlad(t0, x0b, __smlad(u0, x0a, a00));
+        a01 = __smlad(t0, x1b, __smlad(u0, x1a, a01));
+        a10 = __smlad(t1, x0b, __smlad(u1, x0a, a10));
+        a11 = __smlad(t1, x1b, __smlad(u1, x1a, a11));
+    }
+#else
     int32_t pairs = groups >> 1;
     int32_t x0a, x0b, x1a, x1b, t, u;
 #define KILN_DSP_2X2_GROUP                                                                      \
@@ -198,6 +215,7 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t 
     }
 #undef KILN_DSP_2X2_GROUP
 #undef KILN_DSP_2X2_OPERANDS
+#endif
     acc[0] = a00;
     acc[1] = a01;
     acc[2] = a10;
@@ -215,6 +233,17 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_4x1(const int32_t *w, const int16_t 
 {
     const int16_t *c = col;
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+#if !defined(__OPTIMIZE__)
+    int32_t g;  /* -O0: intrinsics instead of the assembly below (see kiln_dsp_dot_2x2) */
+    (void)c;
+    for (g = 0; g < groups; ++g, col += 4, w += 4) {
+        const int32_t xa = kiln_dsp_ld32(col), xb = kiln_dsp_ld32(col + 2);
+        a0 = __smlad(kiln_dsp_sxtb16_ror8(w[0]), xb, __smlad(__sxtb16(w[0]), xa, a0));
+        a1 = __smlad(kiln_dsp_sxtb16_ror8(w[1]), xb, __smlad(__sxtb16(w[1]), xa, a1));
+        a2 = __smlad(kiln_dsp_sxtb16_ror8(w[2]), xb, __smlad(__sxtb16(w[2]), xa, a2));
+        a3 = __smlad(kiln_dsp_sxtb16_ror8(w[3]), xb, __smlad(__sxtb16(w[3]), xa, a3));
+    }
+#else
     int32_t pairs = groups >> 1;
     int32_t xa, xb, w0, w1, t;
 #define KILN_DSP_4X1_ROWS(ra, rb)                                                               \
@@ -245,6 +274,7 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_4x1(const int32_t *w, const int16_t 
 #undef KILN_DSP_4X1_ROWS
 #undef KILN_DSP_4X1_GROUP
 #undef KILN_DSP_4X1_OPERANDS
+#endif
     acc[0] = a0;
     acc[1] = a1;
     acc[2] = a2;
@@ -286,6 +316,10 @@ KILN_DSP_INLINE void kiln_dsp_dw_taps(const int8_t *x, int32_t ystride, int32_t 
 KILN_DSP_INLINE void kiln_dsp_dw_3x3(const int8_t *x, int32_t ystride, int32_t xstride, const int32_t *w,
                                      int32_t acc[4])
 {
+#if !defined(__OPTIMIZE__)
+    /* -O0 keeps r7 as the frame pointer: the same taps one call at a time (debug builds only) */
+    kiln_dsp_dw_taps(x, ystride, xstride, 3, 3, w, acc);
+#else
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
     const int32_t ystep = ystride - xstride;
     int32_t v, e, w0, w1;
@@ -314,6 +348,7 @@ KILN_DSP_INLINE void kiln_dsp_dw_3x3(const int8_t *x, int32_t ystride, int32_t x
     acc[1] = a1;
     acc[2] = a2;
     acc[3] = a3;
+#endif
 }
 
 /* n bytes (a multiple of 4) of v at dst / copied from src, a word at a time. */

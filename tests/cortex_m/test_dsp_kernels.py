@@ -11,7 +11,7 @@ import pytest
 
 from codegen.ir import Graph
 from codegen.lower.variants import kernel_variant
-from codegen.targets import load_target
+from codegen.targets import load_target, with_opt_level
 from codegen.verify import qemu
 from codegen.verify.samples import random_samples
 from cortex_m_testing import build
@@ -78,10 +78,11 @@ def _other_layers() -> list[Graph]:
             int8_average_pool((1, 17, 16, 4), (17, 16), (1, 1), (0, 0, 0, 0), 4)]  # 272 positions: scalar sums
 
 
-def check_target(graphs: list[Graph], target: str, variant: str, kernels: set[str], samples: int = 3):
+def check_target(graphs: list[Graph], target: str, variant: str, kernels: set[str], samples: int = 3,
+                 opt_level: str | None = None):
     g, _, _ = merge(graphs)
-    res = build(g, target)
-    t = load_target(target)
+    t = load_target(target) if opt_level is None else with_opt_level(load_target(target), opt_level)
+    res = build(g, t)
     for kernel in kernels:
         assert kernel in res.manifest["kernels"] and kernel_variant(kernel, t.variants) == variant, kernel
     feeds = random_samples(res.manifest["inputs"], samples, seed=5)
@@ -104,6 +105,13 @@ def test_mve_kernels_equal_the_reference():
     check_target(_linear_layers() + _other_layers(), "cortex-m55", "mve", LINEAR | {"add_bcast_s8"})
 
 
+@pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])
+def test_debug_builds_at_o0_equal_the_reference(target, variant):
+    """At -O0 (r7 kept as the frame pointer) the assembly loops give way to the same
+    instructions as intrinsics: still bit-exact."""
+    check_target(_linear_layers() + _other_layers(), target, variant, LINEAR, opt_level="O0")
+
+
 def test_dsp_lowering_repacks_the_weights():
     """The DSP build carries packed int32 words and requantization records, not the int8
     weights and the reference's multiplier/shift arrays."""
@@ -122,7 +130,8 @@ def test_dsp_lowering_repacks_the_weights():
 @pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
 def test_fast_kernels_compile_at_every_optimization_level(target, tmp_path):
     """The inline assembly needs at most 14 registers at once; GCC must find them at -O1 and
-    -Os (which keep more values live) as well as at the targets' -O2."""
+    -Os (which keep more values live) as well as at the targets' -O2; -O0 (a debug build,
+    r7 the frame pointer) compiles the intrinsics versions instead."""
     import subprocess
 
     from codegen.verify.toolchain import STRICT_FLAGS
@@ -132,7 +141,7 @@ def test_fast_kernels_compile_at_every_optimization_level(target, tmp_path):
     for fname, text in res.files.items():
         (tmp_path / fname).write_text(text)
     flags = [f for f in load_target(target).cflags if not f.startswith("-O")]
-    for level in ("-O1", "-Os", "-O3"):
+    for level in ("-O0", "-O1", "-Os", "-O3"):
         proc = subprocess.run(["arm-none-eabi-gcc", *flags, level, *STRICT_FLAGS, "-c", "t.c", "-o", "t.o"],
                               cwd=tmp_path, capture_output=True, text=True)
         assert proc.returncode == 0, f"{level}: {proc.stderr[-2000:]}"
