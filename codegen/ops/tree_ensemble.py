@@ -13,6 +13,9 @@ The frontend flattens every encoding into one layout, kept as attributes and emi
   and `leaf_weights` (one vote in TreeEnsemble, any number in the older operators);
 - `roots`: the first branch of every tree (a node, or a leaf for a one-leaf tree).
 
+Lowering lays these tables out for flash (codegen/ops/tree_tables.py): trees in preorder, branches
+relative to their tree, every index table in the narrowest integer type its values need.
+
 Aggregation follows onnxruntime: "sum" adds the votes in float32, tree by tree and vote by
 vote; "average" divides that sum by the number of trees; "min" / "max" keep the extreme vote;
 and `base_values` (per target, the older operators) are added last, except to a target no
@@ -21,12 +24,16 @@ vote reached, which stays 0.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from codegen.errors import KilnError
+from codegen.ir.types import C_TYPES
 from codegen.lower.kernel import ScratchArg
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.tree_tables import INDEX_TABLES, flash_tables
 
 MODES = ("leq", "lt", "gte", "gt", "eq", "neq", "member")  # index = ONNX's enum value
 MEMBER = MODES.index("member")
@@ -96,25 +103,23 @@ class TreeEnsemble(Op):
         x = ctx.g.values[node.inputs[0]]
         # tables a forest does not need shrink to one entry, behind a flag: no sets, one vote a leaf
         one_vote = tuple(a["leaf_begin"]) == tuple(range(len(a["leaf_begin"])))
+        try:
+            tables = flash_tables(a, _packed_modes(a), one_vote)
+        except ValueError as err:
+            raise KilnError(f"TreeEnsemble: {err}", node=node.name) from None
         params = {
             "rows": x.shape[0], "features": x.shape[1], "targets": int(a["n_targets"]), "trees": len(a["roots"]),
             "aggregate": AGGREGATES.index(a["aggregate"]), "has_base": bool(a["base_values"]),
             "has_members": bool(a["member_begin"]), "one_vote": one_vote,
-            "roots": ctx.constant(node, "roots", a["roots"], "int32"),
-            "feature": ctx.constant(node, "feature", a["features"] or (0,), "int32"),
-            "mode": ctx.constant(node, "mode", _packed_modes(a) or (0,), "uint8"),
-            "split": ctx.constant(node, "split", a["splits"] or (0.0,), "float32"),
-            "true_next": ctx.constant(node, "true_next", a["true_next"] or (0,), "int32"),
-            "false_next": ctx.constant(node, "false_next", a["false_next"] or (0,), "int32"),
-            "member_begin": ctx.constant(node, "member_begin", a["member_begin"] or (0,), "int32"),
-            "members": ctx.constant(node, "members", a["members"] or (0.0,), "float32"),
-            "leaf_begin": ctx.constant(node, "leaf_begin", (0,) if one_vote else a["leaf_begin"], "int32"),
-            "leaf_target": ctx.constant(node, "leaf_target", a["leaf_targets"] or (0,), "int32"),
-            "leaf_weight": ctx.constant(node, "leaf_weight", a["leaf_weights"] or (0.0,), "float32"),
             "base": ctx.constant(node, "base", a["base_values"] or (0.0,), "float32"),
+            **{name: ctx.constant(node, name, values, dtype) for name, (values, dtype) in tables.items()},
         }
-        ctx.call(node, "tree_ensemble_f32", params,
-                 [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0]), ScratchArg(int(a["n_targets"]))])
+        # the index tables' types are the kernel's: one kernel per combination
+        types = tuple((f"{name}_t", C_TYPES[tables[name][1]]) for name in INDEX_TABLES)
+        kernel = f"tree_ensemble_f32__{hashlib.sha256(repr(types).encode()).hexdigest()[:10]}"
+        call = ctx.call(node, kernel, params,
+                        [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0]), ScratchArg(int(a["n_targets"]))])
+        call.template_vars = (("name", kernel), *types)
 
 
 def _packed_modes(a) -> list[int]:

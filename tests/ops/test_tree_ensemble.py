@@ -5,6 +5,8 @@ C (strict flags, sanitizers) against the numpy reference."""
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import onnx
 import pytest
@@ -20,29 +22,32 @@ FEATURES, DEPTH = 5, 4
 MODE_NAMES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ")
 
 
-def random_tree(rng, modes, targets: int, depth: int = 0) -> dict:
+def random_tree(rng, modes, targets: int, depth: int = 0, max_depth: int = DEPTH, features: int = FEATURES) -> dict:
     """A nested tree: interior {mode, feature, split, members, missing, true, false} or leaf {votes}."""
-    if depth == DEPTH or (depth > 1 and rng.random() < 0.25):
+    if depth == max_depth or (depth > 1 and rng.random() < 0.25):
         count = 1 if targets == 1 else int(rng.integers(1, targets + 1))
         return {"votes": [(int(t), float(np.float32(rng.normal())))
                           for t in rng.choice(targets, count, replace=False)]}
     mode = int(rng.choice(modes))
     split = float(np.float32(np.round(rng.normal(), 1)))  # on a 0.1 grid: inputs hit it exactly
-    return {"mode": mode, "feature": int(rng.integers(FEATURES)), "split": split,
-            "members": sorted({float(v) for v in rng.integers(-3, 4, 3)}),  # categories (onnxruntime: integers)
-            "missing": int(rng.integers(2)),
-            "true": random_tree(rng, modes, targets, depth + 1), "false": random_tree(rng, modes, targets, depth + 1)}
+    t = {"mode": mode, "feature": int(rng.integers(features)), "split": split,
+         "members": sorted({float(v) for v in rng.integers(-3, 4, 3)}),  # categories (onnxruntime: integers)
+         "missing": int(rng.integers(2))}
+    for branch in ("true", "false"):  # drawn after the node, as before (the seeds' forests stay the same)
+        t[branch] = random_tree(rng, modes, targets, depth + 1, max_depth, features)
+    return t
 
 
-def forest(seed: int, modes=tuple(range(6)), trees: int = 4, targets: int = 1) -> list[dict]:
+def forest(seed: int, modes=tuple(range(6)), trees: int = 4, targets: int = 1, depth: int = DEPTH,
+           features: int = FEATURES) -> list[dict]:
     rng = np.random.default_rng(seed)
-    return [random_tree(rng, modes, targets) for _ in range(trees)]
+    return [random_tree(rng, modes, targets, 0, depth, features) for _ in range(trees)]
 
 
-def rows(seed: int, n: int = 16) -> np.ndarray:
+def rows(seed: int, n: int = 16, features: int = FEATURES) -> np.ndarray:
     """Inputs on the splits' 0.1 grid (ties with every comparison), a few NaN."""
     rng = np.random.default_rng(seed + 100)
-    x = np.round(rng.normal(size=(n, FEATURES)), 1).astype(np.float32)
+    x = np.round(rng.normal(size=(n, features)), 1).astype(np.float32)
     x[rng.random(x.shape) < 0.08] = np.nan
     return x
 
@@ -123,11 +128,11 @@ def v1_node(op: str, trees: list[dict], **attrs):
     return helper.make_node(op, ["x"], outputs, domain="ai.onnx.ml", **a, **attrs)
 
 
-def model(node, ml_opset: int = 5) -> onnx.ModelProto:
+def model(node, ml_opset: int = 5, shape=(16, FEATURES)) -> onnx.ModelProto:
     outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
     if "label" in node.output:
         outs.insert(0, helper.make_tensor_value_info("label", TensorProto.INT64, None))
-    graph = helper.make_graph([node], "forest", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, FEATURES])],
+    graph = helper.make_graph([node], "forest", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
                               outs)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
                                                 helper.make_opsetid("ai.onnx.ml", ml_opset)])
@@ -265,3 +270,109 @@ def test_tree_ensemble_v5_post_transform_as_the_spec_says(post_transform, tmp_pa
     g = load(tmp_path / "m.onnx", {})
     assert om.max_rel_error(run_graph(g, {"x": x})["y"], want) <= 1e-6
     assert_c_equals_reference(g, [{"x": x}], rtol=1e-6)
+
+
+def lowered_types(g) -> dict[str, str]:
+    """The dtype of each TreeEnsemble table the lowering emits, by table name."""
+    from codegen.lower import lower_graph
+    from codegen.targets import load_target
+
+    return {c.name.removesuffix("_tree_ensemble_0"): c.dtype for c in lower_graph(g, load_target("host")).consts}
+
+
+def test_hundred_trees_of_depth_6_in_int8_tables(tmp_path):
+    """Relative branches keep a large forest's per-node tables int8; only the per-tree ones grow."""
+    trees = forest(7, trees=100, depth=6, features=20)
+    m = model(v5_node(trees, 1), shape=(16, 20))
+    check_against_onnxruntime(m, rows(7, features=20), tmp_path)
+    types = lowered_types(load(tmp_path / "m.onnx", {}))
+    assert types["feature"] == types["second_step"] == "int8"
+    assert types["roots"] == types["leaf_base"] == "int16"  # a few thousand nodes and leaves
+
+
+def chain_tables(length: int) -> dict:
+    """One tree: node i sends x[i] <= 0 to leaf i, else on to node i + 1; the last node ends in leaf
+    `length` (leaf ranks down to -1 - length, features up to length - 1)."""
+    return {"roots": (0,), "features": tuple(range(length)), "modes": (0,) * length, "splits": (0.0,) * length,
+            "true_next": tuple(-1 - i for i in range(length)),
+            "false_next": (*range(1, length), -1 - length),
+            "leaf_begin": tuple(range(length + 2)), "leaf_targets": (0,) * (length + 1),
+            "leaf_weights": tuple(float(i) for i in range(length + 1))}
+
+
+def test_a_long_chain_needs_int16_and_walks_the_same_in_c():
+    length = 200
+    b = GraphBuilder("chain")
+    y = b.node("TreeEnsemble", [b.input("x", "float32", (4, length))], **chain_tables(length))
+    g = b.output(y).build()
+    types = lowered_types(g)
+    assert types["feature"] == types["second_step"] == "int16"
+    x = np.ones((4, length), np.float32)
+    x[0, 0], x[1, 150], x[2, 199] = -1, 0, np.nan  # leaf 0, leaf 150, the last leaf (NaN goes false)
+    np.testing.assert_array_equal(run_graph(g, {"x": x})[y][:, 0], [0, 150, 200, 200])
+    assert_c_equals_reference(g, [{"x": x}], rtol=0.0)
+
+
+def test_more_than_32767_nodes_need_int32_roots():
+    """16,400 two-node trees: the per-tree tables outgrow int16, the per-node ones stay int8."""
+    trees = 16_400
+    tables = {"roots": tuple(range(0, 2 * trees, 2)), "features": (0, 1) * trees, "modes": (0,) * (2 * trees),
+              "splits": (0.0,) * (2 * trees),
+              "true_next": tuple(v for t in range(trees) for v in (2 * t + 1, -1 - 3 * t)),
+              "false_next": tuple(v for t in range(trees) for v in (-2 - 3 * t, -3 - 3 * t)),
+              "leaf_begin": tuple(range(3 * trees + 1)), "leaf_targets": (0,) * (3 * trees),
+              "leaf_weights": (1.0,) * (3 * trees)}
+    b = GraphBuilder("big")
+    b.output(b.node("TreeEnsemble", [b.input("x", "float32", (1, 2))], **tables))
+    types = lowered_types(b.build())
+    assert types["roots"] == types["leaf_base"] == "int32"
+    assert types["feature"] == types["second_step"] == "int8"
+
+
+@pytest.mark.skipif(not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")),
+                    reason="no Arm toolchain or QEMU (Debian gcc-arm-none-eabi, qemu-system-arm)")
+@pytest.mark.parametrize("kind", ["forest_100_trees", "classifier_3_classes"])
+def test_on_cortex_m4_equal_the_reference(kind, tmp_path):
+    """The narrow tables (int16 per tree, int8 per node) read the same on the Arm target."""
+    from codegen.targets import load_target
+    from codegen.verify.qemu import run_generated as run_on_qemu
+    from helpers import build_graph
+
+    if kind == "forest_100_trees":
+        m, x = model(v5_node(forest(7, trees=100, depth=6, features=20), 1), shape=(16, 20)), rows(7, features=20)
+    else:
+        node = v1_node("TreeEnsembleClassifier", forest(0, modes=(0,), trees=4, targets=3),
+                       classlabels_int64s=[3, 7, 11], base_values=[0.25, -0.5, 0.0])
+        m, x = model(node, ml_opset=3), rows(0)
+    onnx.save(m, tmp_path / "m.onnx")
+    g = load(tmp_path / "m.onnx", {})
+    (got,) = run_on_qemu(build_graph(g, "t", target="cortex-m4").files, "t", [{"x": x}], load_target("cortex-m4"))
+    for name, want in run_graph(g, {"x": x}).items():
+        np.testing.assert_array_equal(got[name], want, err_msg=name)
+
+
+def test_preorder_layout_puts_a_node_first_and_steps_within_the_tree():
+    from codegen.ops.tree_tables import SWAPPED, TWO_LEAVES, preorder
+
+    # two trees: node 0 (true: node 1, false: leaf 0), node 1 (two leaves, 1 and 2); then a
+    # one-leaf tree (leaf 3); then node 2 whose true child is leaf 4 and false child node 1
+    order = preorder(roots=(0, -4, 2), true_next=(1, -2, -5), false_next=(-1, -3, 1))
+    assert order.nodes == (0, 1, 2, 1)  # node 1 is reached twice: laid out twice
+    assert order.leaves == (1, 2, 0, 3, 1, 2, 4)
+    assert order.roots == (0, -1, 2) and order.leaf_base == (0, 3, 4)
+    assert order.second_step == (-3, -2, -3, -2)  # -1 - the rank of the other leaf in its tree
+    assert order.layout_bits == (0, TWO_LEAVES, SWAPPED, TWO_LEAVES)
+
+
+def test_trees_sharing_subtrees_exponentially_are_refused():
+    """A DAG whose every node branches twice to the next: laid out per path it would double at
+    each of its 40 levels; refused with one line instead of hanging."""
+    from codegen.ops.tree_tables import preorder
+
+    depth = 40
+    true_next = [k + 1 for k in range(depth - 1)] + [-1]
+    false_next = list(true_next)
+    with pytest.raises(ValueError, match="share subtrees"):
+        preorder([0], true_next, false_next)
+    small = preorder([0], true_next[:3] + [-1], false_next[:3] + [-1])  # 4 levels: 15 nodes, fine
+    assert len(small.nodes) == 15
