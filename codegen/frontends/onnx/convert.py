@@ -25,6 +25,7 @@ from codegen.frontends.onnx import (ops_bitwise, ops_control, ops_einsum, ops_fl
                                     ops_integer, ops_ml, ops_optional, ops_sampling, ops_sequence,
                                     ops_training, ops_value_shaped)
 from codegen.frontends.onnx import ops_data_shaped  # noqa: F401
+from codegen.frontends.onnx import ops_ml_linear, ops_ml_svm  # noqa: F401
 from codegen.frontends.onnx.context import CONVERTERS, ConvertContext
 from codegen.frontends.onnx.empty import (bind_empty_input, bind_empty_outputs, convert_runtime, infer_outputs,
                                           reads_empty)
