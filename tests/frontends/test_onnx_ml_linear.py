@@ -206,6 +206,13 @@ def test_svm_classifier_scores_post_transformed(tmp_path):
     check(tmp_path, svm_classifier("RBF", [2, 3, 2, 1], "SOFTMAX"))
 
 
+def test_rbf_distances_are_one_op_without_a_rows_by_vectors_by_features_temporary(tmp_path):
+    onnx.save(svm_classifier("RBF", [3, 2, 4]), tmp_path / "m.onnx")
+    g = load(tmp_path / "m.onnx", {})
+    assert [n.op for n in g.nodes].count("SquaredDistance") == 1
+    assert all(len(v.shape) < 3 for v in g.values.values()), [v.shape for v in g.values.values()]
+
+
 @pytest.mark.parametrize("classes, coefficients", [(3, None), (2, None), (2, "positive")])
 def test_svm_classifier_without_support_vectors(tmp_path, classes, coefficients):
     """liblinear mode: one coefficient row per class plus rho[0]; two classes use onnxruntime's

@@ -1,7 +1,7 @@
 """SVMRegressor and SVMClassifier of ai.onnx.ml (skl2onnx's SVR, NuSVR, OneClassSVM, SVC, NuSVC),
 decomposed into Kiln ops as onnxruntime computes them: the kernel values of a row against every
-support vector (FullyConnected for LINEAR, POLY and SIGMOID; the squared distances summed
-feature by feature for RBF), then the pairwise one-vs-one decision values as one more
+support vector (FullyConnected for LINEAR, POLY and SIGMOID; SquaredDistance, summed feature by
+feature, for RBF), then the pairwise one-vs-one decision values as one more
 FullyConnected, the votes as a third one over (decision > 0) and the label of the most votes.
 
 Refused: prob_a / prob_b (SVC(probability=True)): onnxruntime turns the pairwise Platt
@@ -33,11 +33,8 @@ def kernel_values(ctx: ConvertContext, node: OnnxNode, x: str, vectors: np.ndarr
         raise node.error(f"kernel_params holds {len(params)} values: [gamma, coef0, degree] expected")
     gamma, coef0, degree = params[:3]
     if kind == "RBF":  # summed difference by difference, as onnxruntime does (no |x|^2 - 2x.v + |v|^2 cancellation)
-        n, f = ctx.b.g.values[x].shape
-        diff = ctx.add(node, "Sub", [ctx.add(node, "Reshape", [x], role="rbf_rows", shape=(n, 1, f)),
-                                     const(ctx, node, "support_vectors", vectors)], role="rbf_diff")
-        distance = ctx.add(node, "ReduceSum", [ctx.add(node, "Mul", [diff, diff], role="rbf_square")],
-                           role="rbf_distance", axes=(2,), keepdims=False)
+        distance = ctx.add(node, "SquaredDistance", [x, const(ctx, node, "support_vectors", vectors)],
+                           role="rbf_distance")
         scaled = ctx.add(node, "Mul", [distance, const(ctx, node, "minus_gamma", -np.float32(gamma))],
                          role="rbf_scaled")
         return ctx.add(node, "Exp", [scaled], role="kernel")
