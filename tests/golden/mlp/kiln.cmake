@@ -10,6 +10,7 @@ add_library(kiln_mlp STATIC
     "${KILN_MLP_DIR}/mlp_weights.c"
 )
 target_include_directories(kiln_mlp PUBLIC "${KILN_MLP_DIR}")
-target_compile_options(kiln_mlp PRIVATE ${KILN_MLP_TARGET_CFLAGS})
+# -ffp-contract=off: no fused multiply-adds (clang fuses by default), the float results `kiln verify` checked
+target_compile_options(kiln_mlp PRIVATE ${KILN_MLP_TARGET_CFLAGS} -ffp-contract=off)
 set_target_properties(kiln_mlp PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
 target_link_libraries(kiln_mlp PUBLIC m)

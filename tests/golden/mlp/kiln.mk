@@ -3,7 +3,9 @@
 #   SRCS += $(KILN_MLP_SRCS); CFLAGS += $(KILN_MLP_CFLAGS); LDLIBS += $(KILN_MLP_LDLIBS)
 KILN_MLP_DIR := $(dir $(lastword $(MAKEFILE_LIST)))
 KILN_MLP_SRCS := $(KILN_MLP_DIR)mlp.c $(KILN_MLP_DIR)mlp_weights.c
-KILN_MLP_CFLAGS := -I$(KILN_MLP_DIR)
+# -ffp-contract=off: no fused multiply-adds across the float kernels' steps (gcc's GNU modes and
+# clang fuse by default), so float results are the ones `kiln verify` checked, bit for bit.
+KILN_MLP_CFLAGS := -I$(KILN_MLP_DIR) -ffp-contract=off
 # The flags Kiln built and checked the code with for target host: core, float ABI and
 # optimisation level; your firmware's core and float ABI flags must match them.
 KILN_MLP_TARGET_CFLAGS := -O2

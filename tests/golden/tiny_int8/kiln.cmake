@@ -10,5 +10,6 @@ add_library(kiln_tiny_int8 STATIC
     "${KILN_TINY_INT8_DIR}/tiny_int8_weights.c"
 )
 target_include_directories(kiln_tiny_int8 PUBLIC "${KILN_TINY_INT8_DIR}")
-target_compile_options(kiln_tiny_int8 PRIVATE ${KILN_TINY_INT8_TARGET_CFLAGS})
+# -ffp-contract=off: no fused multiply-adds (clang fuses by default), the float results `kiln verify` checked
+target_compile_options(kiln_tiny_int8 PRIVATE ${KILN_TINY_INT8_TARGET_CFLAGS} -ffp-contract=off)
 set_target_properties(kiln_tiny_int8 PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)

@@ -3,7 +3,9 @@
 #   SRCS += $(KILN_TINY_INT8_SRCS); CFLAGS += $(KILN_TINY_INT8_CFLAGS); LDLIBS += $(KILN_TINY_INT8_LDLIBS)
 KILN_TINY_INT8_DIR := $(dir $(lastword $(MAKEFILE_LIST)))
 KILN_TINY_INT8_SRCS := $(KILN_TINY_INT8_DIR)tiny_int8.c $(KILN_TINY_INT8_DIR)tiny_int8_weights.c
-KILN_TINY_INT8_CFLAGS := -I$(KILN_TINY_INT8_DIR)
+# -ffp-contract=off: no fused multiply-adds across the float kernels' steps (gcc's GNU modes and
+# clang fuse by default), so float results are the ones `kiln verify` checked, bit for bit.
+KILN_TINY_INT8_CFLAGS := -I$(KILN_TINY_INT8_DIR) -ffp-contract=off
 # The flags Kiln built and checked the code with for target host: core, float ABI and
 # optimisation level; your firmware's core and float ABI flags must match them.
 KILN_TINY_INT8_TARGET_CFLAGS := -O2
