@@ -9,8 +9,10 @@ from codegen.ops.registry import get_op
 from codegen.targets import Target
 
 
-def lower_graph(g: Graph, target: Target) -> LowerContext:
-    ctx = LowerContext(g, target)
+def lower_graph(g: Graph, target: Target, optimize: str = "speed") -> LowerContext:
+    """Every node's kernel calls and constants; `optimize` (speed, size or ram, as --optimize)
+    lets an op choose between a faster and a smaller layout of its tables."""
+    ctx = LowerContext(g, target, optimize)
     for node in g.nodes:
         op = get_op(node.op)
         try:

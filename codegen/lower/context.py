@@ -22,9 +22,10 @@ def c_identifier(text: str) -> str:
 class LowerContext:
     """Collects the lowered program in execution order."""
 
-    def __init__(self, g: Graph, target: Target):
+    def __init__(self, g: Graph, target: Target, optimize: str = "speed"):
         self.g = g
         self.target = target
+        self.optimize = optimize  # --optimize: speed, size or ram
         self.calls: list[KernelCall] = []
         self.consts: list[ConstArray] = []
         self.aliases: dict[str, str] = {}  # value -> value whose storage it shares

@@ -103,8 +103,12 @@ class TreeEnsemble(Op):
         x = ctx.g.values[node.inputs[0]]
         # tables a forest does not need shrink to one entry, behind a flag: no sets, one vote a leaf
         one_vote = tuple(a["leaf_begin"]) == tuple(range(len(a["leaf_begin"])))
+        # both branch steps stored: a load, a compare and a select per node, about twice as fast,
+        # for a few % more flash (one step per node more); --optimize size keeps one step and
+        # decodes the layout bits
+        fixed_shape = _fixed_shape(a, one_vote, two_steps=ctx.optimize != "size")
         try:
-            tables = flash_tables(a, _packed_modes(a), one_vote)
+            tables = flash_tables(a, _packed_modes(a), one_vote, uniform=dict(fixed_shape)["two_steps"])
         except ValueError as err:
             raise KilnError(f"TreeEnsemble: {err}", node=node.name) from None
         params = {
@@ -114,12 +118,29 @@ class TreeEnsemble(Op):
             "base": ctx.constant(node, "base", a["base_values"] or (0.0,), "float32"),
             **{name: ctx.constant(node, name, values, dtype) for name, (values, dtype) in tables.items()},
         }
-        # the index tables' types are the kernel's: one kernel per combination
-        types = tuple((f"{name}_t", C_TYPES[tables[name][1]]) for name in INDEX_TABLES)
-        kernel = f"tree_ensemble_f32__{hashlib.sha256(repr(types).encode()).hexdigest()[:10]}"
+        # the index tables' types and what the model fixes are the kernel's: one kernel per combination
+        fixed = (*((f"{name}_t", C_TYPES[tables[name][1]]) for name in INDEX_TABLES), *fixed_shape)
+        kernel = f"tree_ensemble_f32__{hashlib.sha256(repr(fixed).encode()).hexdigest()[:10]}"
         call = ctx.call(node, kernel, params,
                         [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0]), ScratchArg(int(a["n_targets"]))])
-        call.template_vars = (("name", kernel), *types)
+        call.template_vars = (("name", kernel), *fixed)
+
+
+def _fixed_shape(a, one_vote: bool, two_steps: bool = True) -> tuple[tuple[str, object], ...]:
+    """What the model fixes for the kernel's walk and vote, as template variables: the one C
+    comparison of every node when they share one (scikit-learn writes only BRANCH_LEQ; '' when
+    they differ or test sets) and whether a NaN feature then goes true; whether both branch
+    steps are stored (tree_tables.branch_steps: with one comparison, unless `two_steps` is off); one vote a leaf; one
+    target; the aggregate; whether the per-target `seen` flags are needed (min/max, base values)."""
+    packed = set(_packed_modes(a))
+    uniform = len(packed) == 1 and (next(iter(packed)) & 7) != MEMBER
+    mode = next(iter(packed)) if uniform else 0
+    aggregate = AGGREGATES.index(a["aggregate"])
+    return (("uniform_cmp", ("<=", "<", ">=", ">", "==", "!=")[mode & 7] if uniform else ""),
+            ("two_steps", uniform and two_steps),
+            ("nan_true", bool(mode & 8)), ("one_vote", one_vote), ("one_target", int(a["n_targets"]) == 1),
+            ("aggregate", aggregate), ("has_base", bool(a["base_values"])),
+            ("has_members", bool(a["member_begin"])), ("track_seen", aggregate >= 2 or bool(a["base_values"])))
 
 
 def _packed_modes(a) -> list[int]:

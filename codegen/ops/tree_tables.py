@@ -24,7 +24,8 @@ import numpy as np
 
 INDEX_TYPES = ("int8", "int16", "int32")  # what narrowest_int chooses from
 # the tables whose type the model decides (the kernel template's `<table>_t` variables)
-INDEX_TABLES = ("roots", "leaf_base", "feature", "second_step", "member_begin", "leaf_begin", "leaf_target")
+INDEX_TABLES = ("roots", "leaf_base", "feature", "second_step", "true_step", "false_step", "member_begin", "leaf_begin",
+                "leaf_target")
 
 MAX_DAG_GROWTH = 4096  # entries a forest whose trees share subtrees may gain by their copies
 SWAPPED = 16  # mode bit: the node's first child is its false child (its true child is a leaf)
@@ -94,11 +95,26 @@ def narrowest_int(values) -> str:
     raise ValueError(f"index values {lo}..{hi} do not fit int32")
 
 
-def flash_tables(a: dict, packed_modes: list[int], one_vote: bool) -> dict[str, tuple[list, str]]:
+def branch_steps(order: Preorder) -> tuple[list[int], list[int]]:
+    """Per node, the steps to its true and to its false child (> 0 a node this far on, < 0 -1 -
+    leaf rank): both stored, the walk of a forest with one comparison everywhere is then a load,
+    a compare and a select per node (no layout bits to decode; its mode table is one entry)."""
+    true_step, false_step = [], []
+    for second, bits in zip(order.second_step, order.layout_bits):
+        first = second + 1 if bits & TWO_LEAVES else 1
+        t, f = (second, first) if bits & SWAPPED else (first, second)
+        true_step.append(t)
+        false_step.append(f)
+    return true_step, false_step
+
+
+def flash_tables(a: dict, packed_modes: list[int], one_vote: bool, uniform: bool = False) -> dict[str, tuple[list, str]]:
     """The kernel's tables for TreeEnsemble attributes `a` in preorder, by name: (values, dtype).
     A table the forest does not need is one entry (the kernel's flags say which; `one_vote`:
-    every leaf holds one vote, leaf_begin is not needed)."""
+    every leaf holds one vote, leaf_begin is not needed; `uniform`: one comparison for every
+    node, walked by branch_steps instead of second_step and the mode bits)."""
     order = preorder(a["roots"], a["true_next"], a["false_next"])
+    true_step, false_step = branch_steps(order) if uniform else ((), ())
     member_begin, members, leaf_begin, targets, weights = [0], [], [0], [], []
     for n in order.nodes:
         if a["member_begin"]:
@@ -111,13 +127,14 @@ def flash_tables(a: dict, packed_modes: list[int], one_vote: bool) -> dict[str, 
         leaf_begin.append(len(targets))
     index_tables = {
         "roots": order.roots, "leaf_base": order.leaf_base, "feature": [a["features"][n] for n in order.nodes],
-        "second_step": order.second_step,
+        "second_step": () if uniform else order.second_step, "true_step": true_step, "false_step": false_step,
         "member_begin": member_begin if a["member_begin"] else (), "leaf_begin": () if one_vote else leaf_begin,
         "leaf_target": targets if int(a["n_targets"]) > 1 else (),  # else every vote is for target 0
     }
     tables = {name: (list(v) or [0], narrowest_int(v)) for name, v in index_tables.items()}
     tables.update({
-        "mode": ([packed_modes[n] | bits for n, bits in zip(order.nodes, order.layout_bits)] or [0], "uint8"),
+        "mode": ([packed_modes[n] | bits for n, bits in zip(order.nodes, order.layout_bits)][:1 if uniform else None]
+                 or [0], "uint8"),
         "split": ([a["splits"][n] for n in order.nodes] or [0.0], "float32"),
         "members": (members or [0.0], "float32"),
         "leaf_weight": (weights or [0.0], "float32"),

@@ -306,7 +306,7 @@ def test_a_long_chain_needs_int16_and_walks_the_same_in_c():
     y = b.node("TreeEnsemble", [b.input("x", "float32", (4, length))], **chain_tables(length))
     g = b.output(y).build()
     types = lowered_types(g)
-    assert types["feature"] == types["second_step"] == "int16"
+    assert types["feature"] == types["true_step"] == "int16"  # one comparison: both steps stored
     x = np.ones((4, length), np.float32)
     x[0, 0], x[1, 150], x[2, 199] = -1, 0, np.nan  # leaf 0, leaf 150, the last leaf (NaN goes false)
     np.testing.assert_array_equal(run_graph(g, {"x": x})[y][:, 0], [0, 150, 200, 200])
@@ -376,3 +376,50 @@ def test_trees_sharing_subtrees_exponentially_are_refused():
         preorder([0], true_next, false_next)
     small = preorder([0], true_next[:3] + [-1], false_next[:3] + [-1])  # 4 levels: 15 nodes, fine
     assert len(small.nodes) == 15
+
+
+def with_missing(t: dict, missing: int) -> dict:
+    """The tree with every node's NaN rule set to `missing` (1: a NaN feature goes true)."""
+    if "votes" in t:
+        return t
+    return {**t, "missing": missing, "true": with_missing(t["true"], missing),
+            "false": with_missing(t["false"], missing)}
+
+
+@pytest.mark.parametrize("mode", range(6))
+@pytest.mark.parametrize("missing", [0, 1])
+def test_one_comparison_for_every_node_is_compiled_into_the_walk(mode, missing, tmp_path):
+    """scikit-learn writes BRANCH_LEQ everywhere: the kernel then compares inline (no mode switch),
+    NaN features included, with the same results."""
+    trees = [with_missing(t, missing) for t in forest(mode + 10 * missing, modes=(mode,), trees=4, targets=3)]
+    m = model(v5_node(trees, 3, aggregate=1))
+    check_against_onnxruntime(m, rows(mode), tmp_path)
+    from helpers import build_graph as build
+
+    source = build(load(tmp_path / "m.onnx", {})).files["t.c"]
+    op = ("<=", "<", ">=", ">", "==", "!=")[mode]
+    assert f"{'v != v || ' if missing else ''}v {op} split[at]" in source
+    assert "_goes_true" not in source
+
+
+@pytest.mark.parametrize("optimize", ["speed", "size"])
+def test_optimize_size_keeps_one_step_a_node(optimize, tmp_path):
+    """--optimize size stores one branch step a node (and decodes the layout bits), speed both:
+    the same results either way, speed with fewer instructions, size with fewer bytes."""
+    from codegen.verify.host import run_generated
+    from helpers import build_graph as build
+
+    trees = [with_missing(t, 0) for t in forest(5, modes=(0,), trees=6, targets=2, depth=6)]
+    onnx.save(model(v5_node(trees, 2)), tmp_path / "m.onnx")
+    g = load(tmp_path / "m.onnx", {})
+    res = build(g, optimize=optimize)
+    (call,) = [c for c in res.lowered.calls if c.kernel.startswith("tree_ensemble")]
+    size = {k: v.data.size for k, v in call.params.items() if k.endswith("step") or k == "split"}
+    if optimize == "speed":
+        assert size["true_step"] == size["false_step"] == size["split"] > 1 and size["second_step"] == 1
+    else:
+        assert size["second_step"] == size["split"] > 1 and size["true_step"] == size["false_step"] == 1
+    x = rows(5)
+    got = run_generated(res.files, "t", [{"x": x}], sanitize=True)[0]
+    for name, want in run_graph(g, {"x": x}).items():
+        np.testing.assert_array_equal(got[name], want, err_msg=name)  # the same sums in the same order
