@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ir.types import np_dtype
+from codegen.ir.types import C_TYPES, np_dtype
 from codegen.ops.broadcast_binary import SUFFIX
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
@@ -20,7 +20,8 @@ DTYPES = ("float32", "int64", "int32", "int16")
 
 
 def kernel_name(key_dtype: str, value_dtype: str) -> str:
-    return f"label_encoder_{SUFFIX[key_dtype]}_{SUFFIX[value_dtype]}"
+    """One kernel per (key, value) C type pair, from one template (variables name, K, V, float_keys)."""
+    return f"label_encoder__{SUFFIX[key_dtype]}_{SUFFIX[value_dtype]}"
 
 
 @register
@@ -29,7 +30,7 @@ class LabelEncoder(Op):
     kind = OpKind.ELEMENTWISE
     attributes = {"keys": (), "values": (), "default": 0, "nan_key": False, "nan_value": 0, "to": "int64"}
     arity = (1, 1)
-    kernels = tuple(kernel_name(k, v) for k in DTYPES for v in DTYPES)
+    kernels = ("label_encoder",)
 
     @classmethod
     def infer(cls, node, ins):
@@ -71,4 +72,7 @@ class LabelEncoder(Op):
                   "keys": ctx.constant(node, "keys", a["keys"] or (0,), x.dtype),
                   # the values, then the default, then the value of NaN inputs
                   "values": ctx.constant(node, "values", (*a["values"], a["default"], nan_value), a["to"])}
-        ctx.call(node, kernel_name(x.dtype, a["to"]), params, [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])])
+        kernel = kernel_name(x.dtype, a["to"])
+        call = ctx.call(node, kernel, params, [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])])
+        call.template_vars = (("name", kernel), ("K", C_TYPES[x.dtype]), ("V", C_TYPES[a["to"]]),
+                              ("float_keys", x.dtype == "float32"))

@@ -19,9 +19,11 @@ from codegen.ops.registry import Op, OpKind, register
 MAX_RANK = 8  # the kernel's strides[] field
 DTYPES = ("float32", "bool", *INTEGER_DTYPES)
 # one kernel per element width: integers and bools are non-zero when any bit is set
-KERNEL = {"float32": "non_zero_f32", "bool": "non_zero_u8", "int8": "non_zero_u8", "uint8": "non_zero_u8",
-          "int16": "non_zero_u16", "uint16": "non_zero_u16", "int32": "non_zero_u32",
-          "uint32": "non_zero_u32", "int64": "non_zero_u64", "uint64": "non_zero_u64"}
+# (the template renders one kernel `non_zero__<width>` per C type: template variables name, T)
+KERNEL = {"float32": ("f32", "float"), "bool": ("u8", "uint8_t"), "int8": ("u8", "uint8_t"),
+          "uint8": ("u8", "uint8_t"), "int16": ("u16", "uint16_t"), "uint16": ("u16", "uint16_t"),
+          "int32": ("u32", "uint32_t"), "uint32": ("u32", "uint32_t"), "int64": ("u64", "uint64_t"),
+          "uint64": ("u64", "uint64_t")}
 
 
 @register
@@ -30,7 +32,7 @@ class NonZero(Op):
     kind = OpKind.OPAQUE
     attributes: dict = {}
     arity = (1, 1)
-    kernels = tuple(sorted(set(KERNEL.values())))
+    kernels = ("non_zero",)
 
     @classmethod
     def bounded_outputs(cls, node, g):
@@ -62,5 +64,6 @@ class NonZero(Op):
         params = {"rank": len(shape), "size": int(np.prod(shape, dtype=np.int64)),
                   "dims": tuple(shape) + (1,) * (MAX_RANK - len(shape)),
                   "strides": tuple(strides) + (1,) * (MAX_RANK - len(shape))}
-        ctx.call(node, KERNEL[ctx.g.values[x].dtype], params,
-                 [ctx.tensor(x), ctx.tensor(out), LengthArg(out)])
+        suffix, ctype = KERNEL[ctx.g.values[x].dtype]
+        call = ctx.call(node, f"non_zero__{suffix}", params, [ctx.tensor(x), ctx.tensor(out), LengthArg(out)])
+        call.template_vars = (("name", f"non_zero__{suffix}"), ("T", ctype))

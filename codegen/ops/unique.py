@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ir.types import INTEGER_DTYPES
+from codegen.ir.types import C_TYPES, INTEGER_DTYPES
 from codegen.lower.kernel import ScratchArg
 from codegen.ops.bounded import LengthArg, check_graph_outputs_only
 from codegen.ops.broadcast_binary import SUFFIX
@@ -25,7 +25,8 @@ from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 
 DTYPES = ("float32", "bool", *INTEGER_DTYPES)
-KERNEL = {d: f"unique_{SUFFIX['uint8' if d == 'bool' else d]}" for d in DTYPES}  # bool: 0 < 1 as uint8
+# one kernel `unique__<dtype>` per C type (template variables name, T, is_float); bool: 0 < 1 as uint8
+KERNEL = {d: f"unique__{SUFFIX['uint8' if d == 'bool' else d]}" for d in DTYPES}
 
 
 def _axis(node, rank: int) -> int | None:
@@ -52,7 +53,7 @@ class Unique(Op):
     kind = OpKind.OPAQUE
     attributes = {"axis": None, "sorted": True}
     arity = (1, 1)
-    kernels = tuple(sorted(set(KERNEL.values())))
+    kernels = ("unique",)
 
     @classmethod
     def bounded_outputs(cls, node, g):
@@ -94,6 +95,9 @@ class Unique(Op):
         outer, depth, inner = _geometry(node, ctx.g.values[x].shape)
         params = {"outer": outer, "depth": depth, "inner": inner, "sorted": bool(node.attrs["sorted"])}
         y, indices, inverse, counts = node.outputs
-        ctx.call(node, KERNEL[ctx.g.values[x].dtype], params,
-                 [ctx.tensor(x), ctx.tensor(y), ctx.tensor(indices), ctx.tensor(inverse), ctx.tensor(counts),
-                  LengthArg(y), LengthArg(indices), LengthArg(counts), ScratchArg(8 * depth)])
+        dtype = ctx.g.values[x].dtype
+        call = ctx.call(node, KERNEL[dtype], params,
+                        [ctx.tensor(x), ctx.tensor(y), ctx.tensor(indices), ctx.tensor(inverse), ctx.tensor(counts),
+                         LengthArg(y), LengthArg(indices), LengthArg(counts), ScratchArg(8 * depth)])
+        call.template_vars = (("name", KERNEL[dtype]), ("T", C_TYPES["uint8" if dtype == "bool" else dtype]),
+                              ("is_float", dtype == "float32"))
