@@ -95,7 +95,7 @@ def _opt_flag(cflags: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
 
 
 def _main_io(manifest: dict, key: str) -> tuple[MainIO, ...]:
-    return tuple(MainIO(io["c_name"], C_TYPES[io["dtype"]], max(1, math.prod(int(d) for d in io["shape"])),
+    return tuple(MainIO(io["c_name"], C_TYPES[io["dtype"]], math.prod(int(d) for d in io["shape"]),
                         not io["dtype"].startswith("float"),
                         f"{io['c_name']}_length" if "length_axis" in io else None) for io in manifest[key])
 

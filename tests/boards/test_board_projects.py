@@ -221,3 +221,24 @@ def test_a_weights_blob_project_loads_the_blob_and_counts_it_apart(tmp_path):
     assert all(r.returncode == 0 for r in runs), [r.stdout + r.stderr for r in runs]
     printed = [re.search(r"tiny_int8: output 0 .*", r.stdout + r.stderr).group(0) for r in runs]
     assert printed[0] == printed[1]
+
+
+def test_a_project_with_an_empty_input_and_output_runs(tmp_path):
+    """An input and an output with no elements: no zero-length arrays in main.c, the input file
+    holds the other input's bytes only, and the empty output is reported as such."""
+    needs_mps2_an386_in_qemu()
+    nodes = [helper.make_node("Concat", ["x", "e"], ["y"], axis=0),
+             helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["z"])]
+    inits = [onnx.numpy_helper.from_array(np.array([v], np.int64), k) for k, v in (("starts", 5), ("ends", 9), ("axes", 0))]
+    graph = helper.make_graph(nodes, "empty", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                                                helper.make_tensor_value_info("e", TensorProto.FLOAT, [0, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+                               helper.make_tensor_value_info("z", TensorProto.FLOAT, [0, 3])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "empty_io.onnx")
+    out = tmp_path / "project"
+    assert kiln(["build", str(tmp_path / "empty_io.onnx"), "--board", "mps2-an386", "-o", str(out)]) == 0
+    np.arange(6, dtype=np.float32)[::-1].tofile(tmp_path / "x.bin")
+    proc = make(out, "run", f"INPUT={tmp_path / 'x.bin'}")
+    assert proc.returncode == 0, proc.stderr
+    printed = proc.stdout + proc.stderr  # the semihosting console may land on either
+    assert "empty_io: output 0 largest at 0" in printed and "empty_io: output 1 has no elements" in printed
