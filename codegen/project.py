@@ -27,7 +27,7 @@ from pathlib import Path
 from codegen import __version__
 from codegen.budget import check_budget
 from codegen.compiler import BuildResult
-from codegen.emit.render import model_sources, write_generated
+from codegen.emit.render import length_param, model_sources, write_generated
 from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES
 from codegen.resources import BOARDS
@@ -97,7 +97,7 @@ def _opt_flag(cflags: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
 def _main_io(manifest: dict, key: str) -> tuple[MainIO, ...]:
     return tuple(MainIO(io["c_name"], C_TYPES[io["dtype"]], math.prod(int(d) for d in io["shape"]),
                         not io["dtype"].startswith("float"),
-                        f"{io['c_name']}_length" if "length_axis" in io else None) for io in manifest[key])
+                        length_param(io["c_name"]) if "length_axis" in io else None) for io in manifest[key])
 
 
 def project_context(manifest: dict, board: Board, target: Target) -> ProjectCtx:

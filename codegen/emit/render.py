@@ -53,7 +53,13 @@ def _io_specs(ctx: LowerContext, names: list[str], prefix: str, guard: str) -> t
 
 def length_cname(ctx: LowerContext, name: str) -> str:
     """C name of the out-parameter receiving the actual length of a bounded graph output."""
-    return f"{io_cname(ctx, name)}_length"
+    return length_param(io_cname(ctx, name))
+
+
+def length_param(c_name: str) -> str:
+    """The length out-parameter of the bounded output whose C parameter is `c_name` (the harness,
+    firmware and project mains read the manifest's c_name and name it the same way)."""
+    return f"{c_name}_length"
 
 
 def io_cname(ctx: LowerContext, name: str) -> str:
@@ -202,11 +208,9 @@ def render_harness(files: dict[str, str], name: str) -> str:
 
     def spec(io: dict, prefix: str, k: int) -> IOSpec:
         return IOSpec(name=io["name"], cname=io["c_name"], dtype=io["dtype"], ctype=C_TYPES[io["dtype"]],
-                      # C99 has no zero-length arrays: an empty input or output is one padding
-                      # element in the harness and in its sample files (verify/host.py)
-                      shape=tuple(io["shape"]), elements=max(int(np.prod(io["shape"], dtype=np.int64)), 1),
+                      shape=tuple(io["shape"]), elements=int(np.prod(io["shape"], dtype=np.int64)),
                       scale=None, zero_point=None, macro=f"{prefix}_{k}", length_axis=io.get("length_axis"),
-                      length_cname=f"{io['c_name']}_length" if "length_axis" in io else None)
+                      length_cname=length_param(io["c_name"]) if "length_axis" in io else None)
 
     class _M:
         pass

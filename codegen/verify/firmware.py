@@ -17,7 +17,7 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
-from codegen.emit.render import model_sources, write_generated
+from codegen.emit.render import length_param, model_sources, write_generated
 from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES, np_dtype
 from codegen.resources import BOARDS, TEMPLATES
@@ -113,7 +113,7 @@ def harness_context(manifest: dict, board: Board, count: int) -> HarnessCtx:
         shape = tuple(int(d) for d in entry["shape"])
         return HarnessIO(entry["name"], entry["c_name"], C_TYPES[entry["dtype"]], entry["dtype"], shape,
                          int(np.prod(shape, dtype=np.int64)), offset, entry if "length_axis" in entry else None,
-                         f"{entry['c_name']}_length" if "length_axis" in entry else None)
+                         length_param(entry["c_name"]) if "length_axis" in entry else None)
 
     inputs, offset = [], 0
     for entry in manifest["inputs"]:

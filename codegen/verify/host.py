@@ -53,8 +53,7 @@ def run_samples(exe: Path, manifest: dict, samples: list[dict[str, np.ndarray]],
                 if arr.size != int(np.prod(io["shape"], dtype=np.int64)):
                     raise KilnError(f"input '{io['name']}' has {arr.size} elements, the model takes "
                                     f"shape {io['shape']}")
-                # an empty input is one padding element (render_harness: no zero-length arrays)
-                f.write(np.ascontiguousarray(arr).tobytes() or bytes(arr.itemsize))
+                f.write(np.ascontiguousarray(arr).tobytes())
     proc = subprocess.run([*launcher, str(exe), "inputs.bin", "outputs.bin", str(len(samples))], cwd=work,
                           capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     if proc.returncode != 0:
@@ -67,7 +66,7 @@ def run_samples(exe: Path, manifest: dict, samples: list[dict[str, np.ndarray]],
             dt = np_dtype(io["dtype"])
             n = int(np.prod(io["shape"], dtype=np.int64))
             out[io["name"]] = np.frombuffer(raw, dt, n, pos).copy()
-            pos += max(n, 1) * dt.itemsize  # an empty output: one padding element
+            pos += n * dt.itemsize
         for io in outputs:  # the actual lengths of the bounded outputs follow them
             shape = list(io["shape"])
             if "length_axis" in io:
