@@ -113,8 +113,6 @@ class TreeEnsemble(Op):
             raise KilnError(f"TreeEnsemble: {err}", node=node.name) from None
         params = {
             "rows": x.shape[0], "features": x.shape[1], "targets": int(a["n_targets"]), "trees": len(a["roots"]),
-            "aggregate": AGGREGATES.index(a["aggregate"]), "has_base": bool(a["base_values"]),
-            "has_members": bool(a["member_begin"]), "one_vote": one_vote,
             "base": ctx.constant(node, "base", a["base_values"] or (0.0,), "float32"),
             **{name: ctx.constant(node, name, values, dtype) for name, (values, dtype) in tables.items()},
         }
