@@ -27,6 +27,7 @@ setup: $(BIN)/kiln
 # run it in QEMU on a spoken "yes" (prints the label); then verify it against TFLite Micro and
 # count its instructions.
 demo: setup
+	@test -f $(MODELS)/kws_ref_model.tflite || { echo "make demo: no MLPerf Tiny models in $(MODELS) (the checkout sits beside shared/, or give MODELS=dir)" >&2; exit 2; }
 	$(MAKE) -C examples/kws_cortex_m4 run size KILN=$(abspath $(BIN)/kiln) MODELS=$(abspath $(MODELS))
 	$(BIN)/kiln verify $(MODELS)/kws_ref_model.tflite --target cortex-m4 --samples 20
 	$(BIN)/kiln profile $(MODELS)/kws_ref_model.tflite --target cortex-m4
