@@ -37,11 +37,33 @@ OPTIONS_TABLE = {
     "TRANSPOSE": "TransposeOptions", "PAD": "PadOptions", "PADV2": "PadV2Options",
     "SQUEEZE": "SqueezeOptions", "EXPAND_DIMS": "ExpandDimsOptions",
     "BATCH_MATMUL": "BatchMatMulOptions", "QUANTIZE": "QuantizeOptions",
-    "DEQUANTIZE": "DequantizeOptions",
+    "DEQUANTIZE": "DequantizeOptions", "ADD_N": "AddNOptions", "ARG_MAX": "ArgMaxOptions",
+    "ARG_MIN": "ArgMinOptions", "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
+    "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions", "BROADCAST_TO": "BroadcastToOptions",
+    "CAST": "CastOptions", "CUMSUM": "CumsumOptions", "DEPTH_TO_SPACE": "DepthToSpaceOptions",
+    "SPACE_TO_DEPTH": "SpaceToDepthOptions", "DIV": "DivOptions", "EXP": "ExpOptions", "FILL": "FillOptions",
+    "FLOOR_DIV": "FloorDivOptions", "FLOOR_MOD": "FloorModOptions", "GATHER": "GatherOptions",
+    "GATHER_ND": "GatherNdOptions", "HARD_SWISH": "HardSwishOptions", "L2_NORMALIZATION": "L2NormOptions",
+    "LEAKY_RELU": "LeakyReluOptions", "LOG_SOFTMAX": "LogSoftmaxOptions", "LOGICAL_AND": "LogicalAndOptions",
+    "LOGICAL_OR": "LogicalOrOptions", "LOGICAL_NOT": "LogicalNotOptions", "EQUAL": "EqualOptions",
+    "NOT_EQUAL": "NotEqualOptions", "LESS": "LessOptions", "LESS_EQUAL": "LessEqualOptions",
+    "GREATER": "GreaterOptions", "GREATER_EQUAL": "GreaterEqualOptions", "MAXIMUM": "MaximumMinimumOptions",
+    "MINIMUM": "MaximumMinimumOptions", "MIRROR_PAD": "MirrorPadOptions", "NEG": "NegOptions",
+    "PACK": "PackOptions", "UNPACK": "UnpackOptions", "REDUCE_MAX": "ReducerOptions",
+    "REDUCE_MIN": "ReducerOptions", "SUM": "ReducerOptions", "REDUCE_ALL": "ReducerOptions",
+    "RESIZE_BILINEAR": "ResizeBilinearOptions", "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+    "REVERSE_V2": "ReverseV2Options", "SQUARE": "SquareOptions", "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
+    "SELECT_V2": "SelectV2Options", "SHAPE": "ShapeOptions", "SLICE": "SliceOptions",
+    "STRIDED_SLICE": "StridedSliceOptions", "SPLIT": "SplitOptions", "SPLIT_V": "SplitVOptions",
+    "TRANSPOSE_CONV": "TransposeConvOptions", "ZEROS_LIKE": "ZerosLikeOptions", "L2_POOL_2D": "Pool2DOptions",
+    "DENSIFY": "DensifyOptions",
 }
+# Builtins whose first version LiteRT no longer registers.
+_VERSIONS = {"BROADCAST_TO": 2}
 # Option fields given by name rather than number.
 _ENUMS = {"padding": tflite.Padding, "fused_activation_function": tflite.ActivationFunctionType,
-          "weights_format": tflite.FullyConnectedOptionsWeightsFormat}
+          "weights_format": tflite.FullyConnectedOptionsWeightsFormat, "in_data_type": tflite.TensorType,
+          "out_data_type": tflite.TensorType, "out_type": tflite.TensorType, "output_type": tflite.TensorType}
 
 
 @dataclass(frozen=True)
@@ -176,7 +198,7 @@ class ModelWriter:
         code = getattr(tflite.BuiltinOperator, name)
         fields = [(tflite.OperatorCodeAddBuiltinCode, code),
                   (tflite.OperatorCodeAddDeprecatedBuiltinCode, min(code, 127)),
-                  (tflite.OperatorCodeAddVersion, 1)]
+                  (tflite.OperatorCodeAddVersion, _VERSIONS.get(name, 1))]
         if custom is not None:
             fields.append((tflite.OperatorCodeAddCustomCode, b.CreateString(custom)))
         return _table(b, tflite.OperatorCodeStart, tflite.OperatorCodeEnd, *fields)

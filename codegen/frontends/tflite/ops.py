@@ -23,7 +23,7 @@ SAME, VALID = 0, 1  # tflite.Padding
 class Converter:
     fn: Callable[[OpContext], None]
     inputs: tuple[int, int | None]  # (required, maximum or None for any number)
-    outputs: int = 1
+    outputs: int | None = 1  # None: any number (SPLIT, UNPACK)
 
     def check_arity(self, ctx: OpContext) -> None:
         lo, hi = self.inputs
@@ -34,14 +34,16 @@ class Converter:
         missing = [k for k in range(lo) if ctx.tensor(k) is None]
         if missing:
             raise ctx.error(f"required input {missing[0]} is absent")
-        if len(ctx.op.outputs) != self.outputs:
+        if self.outputs is None and not ctx.op.outputs:
+            raise ctx.error("has no outputs")
+        if self.outputs is not None and len(ctx.op.outputs) != self.outputs:
             raise ctx.error(f"has {len(ctx.op.outputs)} outputs, expected {self.outputs}")
 
 
 CONVERTERS: dict[str, Converter] = {}
 
 
-def converts(*codes: str, inputs: tuple[int, int | None] = (1, 1), outputs: int = 1):
+def converts(*codes: str, inputs: tuple[int, int | None] = (1, 1), outputs: int | None = 1):
     def register(fn: Callable[[OpContext], None]) -> Callable[[OpContext], None]:
         for code in codes:
             CONVERTERS[code] = Converter(fn, inputs, outputs)
@@ -188,6 +190,9 @@ def mean(ctx: OpContext) -> None:
 def _binary(kiln_op: str, options: str):
     def convert(ctx: OpContext) -> None:
         o = ctx.options(options)
+        if ctx.tensor(0).type_name == "INT16":
+            raise ctx.error("int16 is not supported: TFLite Micro's int16 kernel rescales with its own "
+                            "fixed-point steps (needs a kernel)")
         ctx.emit(kiln_op, [ctx.input(0), ctx.input(1)], activation=ctx.activation(o))
     return convert
 
@@ -216,7 +221,14 @@ def _unary(kiln_op: str):
 
 converts("LOGISTIC")(_unary("Sigmoid"))
 converts("TANH")(_unary("Tanh"))
-converts("QUANTIZE")(_unary("Quantize"))
+
+
+@converts("QUANTIZE")
+def quantize(ctx: OpContext) -> None:
+    pair = (ctx.tensor(0).type_name, ctx.out_tensor().type_name)
+    if pair not in (("FLOAT32", "INT8"), ("INT8", "INT8")):
+        raise ctx.error(f"{pair[0].lower()} to {pair[1].lower()} is not supported (float32 or int8 to int8)")
+    ctx.emit("Quantize", [ctx.input(0)])
 
 
 @converts("DEQUANTIZE")
@@ -291,3 +303,7 @@ def _pad_value(ctx: OpContext) -> float:
     if value.dtype.kind == "f" or q is None:
         return float(value.reshape(-1)[0])
     return float(q.s * (int(value.reshape(-1)[0]) - q.zp))
+
+
+# The other families register themselves on import (they use `converts` and the helpers above).
+from codegen.frontends.tflite import ops_elementwise, ops_reduce, ops_shape, ops_spatial  # noqa: E402,F401
