@@ -279,13 +279,3 @@ def mirror_pad(ctx: OpContext) -> None:
             ctx.emit("Gather", [x, constant(ctx, f"mirror{i}", idx)], axis=i)
         else:
             x = step(ctx, "Gather", [x, constant(ctx, f"mirror{i}", idx)], f"pad{i}", quant=ctx.tensor(0).quant, axis=i)
-
-
-@converts("DENSIFY")
-def densify(ctx: OpContext) -> None:
-    # The reader densified the sparse constant already (sparse.py): the result is that constant.
-    t = ctx.tensor(0)
-    if t.data is None:
-        raise ctx.error("input must be a constant")
-    ctx.emit_constant(t.data, quant=ctx.out_tensor().quant)
-
