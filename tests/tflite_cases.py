@@ -12,12 +12,12 @@ types: bit-exact) or LiteRT's builtin kernels (float32: within 1e-5 of the large
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from tflite_models import TensorSpec, const, run_litert, run_tflm, single_op_model
+from tflite_models import ModelWriter, TensorSpec, const, run_litert, run_tflm, single_op_model
 
 RTOL = 1e-5
 QUANT = {"int8": dict(scale=0.05, zero_point=-3), "int16": dict(scale=0.002, zero_point=0),
@@ -85,25 +85,28 @@ def _random(spec: TensorSpec, rng: np.random.Generator, domain: str) -> np.ndarr
 class Outcome:
     status: str  # pass | fail | refused | unverified (the reference cannot run the case)
     reason: str = ""
+    failed_outputs: tuple[int, ...] = ()  # positions of the outputs that differ
 
 
 def reference_for(case: Case) -> str:
     return "litert" if case.dtype == "float32" else "tflm"
 
 
-def run_case(case: Case, samples: int = 3, seed: int = 0) -> Outcome:
-    """Import, compile for the host, build, run, compare (see the module docstring)."""
+def run_case(case: Case, samples: int = 3, seed: int = 0, target: str = "host", reference: str | None = None,
+             per_output: bool = False) -> Outcome:
+    """Import, compile for `target`, build, run (on the host, or in QEMU for a Cortex-M
+    target), compare (see the module docstring)."""
     from codegen.compiler import compile_graph
     from codegen.errors import KilnError
     from codegen.frontends.tflite import load_bytes
     from codegen.options import CompileOptions
     from codegen.targets import load_target
-    from codegen.verify.host import run_generated
+    from codegen.verify import host, qemu
 
     model = case.model()
     try:
         g = load_bytes(model, name="m")
-        res = compile_graph(g, CompileOptions(load_target("host")), name="m", model_file="case.tflite",
+        res = compile_graph(g, CompileOptions(load_target(target)), name="m", model_file="case.tflite",
                             model_sha256="0" * 64)
     except KilnError as err:
         return Outcome("refused", str(err))
@@ -111,21 +114,51 @@ def run_case(case: Case, samples: int = 3, seed: int = 0) -> Outcome:
         return Outcome("fail", f"compiler crash: {type(err).__name__}: {_first_line(err)}")
     rng = np.random.default_rng(seed)
     feeds = [case.random_inputs(rng) for _ in range(samples)]
-    run_ref = run_litert if reference_for(case) == "litert" else run_tflm
+    reference = reference or reference_for(case)
+    run_ref = run_litert if reference == "litert" else run_tflm
     try:
         expected = [run_ref(model, *feed) for feed in feeds]
     except Exception as err:
-        return Outcome("unverified", f"the reference ({reference_for(case)}) cannot run it: {_first_line(err)}")
+        return Outcome("unverified", f"the reference ({reference}) cannot run it: {_first_line(err)}")
     try:
-        got = run_generated(res.files, "m", [dict(zip(g.inputs, f)) for f in feeds])
+        named = [dict(zip(g.inputs, f)) for f in feeds]
+        got = host.run_generated(res.files, "m", named) if target == "host" else \
+            qemu.run_generated(res.files, "m", named, load_target(target))
     except Exception as err:
         return Outcome("fail", f"generated C: {type(err).__name__}: {_first_line(err)}")
+    failed: dict[int, str] = {}
     for want_all, out in zip(expected, got):
-        for name, want in zip(g.outputs, want_all):
+        for k, (name, want) in enumerate(zip(g.outputs, want_all)):
             problem = mismatch(want, out[name])
             if problem:
-                return Outcome("fail", f"output '{name}': {problem}")
+                failed.setdefault(k, f"output '{name}': {problem}")
+                if not per_output:
+                    break
+    if failed:
+        return Outcome("fail", next(iter(failed.values())), tuple(sorted(failed)))
     return Outcome("pass")
+
+
+def run_together(cases: list[Case], samples: int = 2, seed: int = 0, target: str = "host") -> dict[str, str]:
+    """Cases of one reference side by side in one model (one compile, one reference run):
+    each case id -> '' when its outputs match, else what differs (or why nothing ran)."""
+    w = ModelWriter()
+    inputs, outputs, spans = [], [], []
+    for i, c in enumerate(cases):
+        ins = [None if s is None else w.tensor(replace(s, name=f"c{i}_in{k}")) for k, s in enumerate(c.inputs)]
+        outs = [w.tensor(replace(s, name=f"c{i}_out{k}")) for k, s in enumerate(c.outputs)]
+        w.op(c.builtin, ins, outs, c.options)
+        inputs += [t for t, s in zip(ins, c.inputs) if s is not None and s.data is None]
+        spans.append((len(outputs), len(outputs) + len(outs)))
+        outputs += outs
+    combined = Case("COMBINED", cases[0].dtype, "together", [], [])
+    combined.model = lambda: w.build(inputs, outputs)  # type: ignore[method-assign]
+    combined.random_inputs = lambda rng: [x for c in cases for x in c.random_inputs(rng)]  # type: ignore
+    outcome = run_case(combined, samples, seed, target, reference=reference_for(cases[0]), per_output=True)
+    if outcome.status != "pass" and not outcome.reason.startswith("output "):
+        return {c.id: f"{outcome.status}: {outcome.reason}" for c in cases}
+    failed = set(outcome.failed_outputs)
+    return {c.id: ", ".join(f"output {k - lo}" for k in range(lo, hi) if k in failed) for c, (lo, hi) in zip(cases, spans)}
 
 
 def _first_line(err: Exception) -> str:
