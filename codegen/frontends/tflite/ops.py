@@ -13,8 +13,9 @@ from typing import Callable
 
 import numpy as np
 
-from codegen.frontends.tflite import hybrid
+from codegen.frontends.tflite import compose, hybrid
 from codegen.frontends.tflite.importer import OpContext
+from codegen.ir.types import np_dtype
 
 SAME, VALID = 0, 1  # tflite.Padding
 
@@ -287,8 +288,37 @@ def pad(ctx: OpContext) -> None:
         raise ctx.error(f"paddings have shape {list(paddings.shape)}, expected [{rank}, 2]")
     if np.any(paddings < 0):
         raise ctx.error(f"negative paddings {paddings.tolist()}")
+    if ctx.tensor(0).type_name in ("INT16", "INT32"):
+        _pad_by_concat(ctx, paddings)
+        return
     pads = tuple(int(p) for p in paddings[:, 0]) + tuple(int(p) for p in paddings[:, 1])
     ctx.emit("Pad", [ctx.input(0)], pads=pads, value=_pad_value(ctx))
+
+
+def _pad_by_concat(ctx: OpContext, paddings: np.ndarray) -> None:
+    """int16 / int32 (no Pad kernel): per padded axis, a Concat of constant blocks of the pad's
+    stored value around the input, which is what TFLite Micro writes (0, or PADV2's value)."""
+    compose.same_quant(ctx)
+    t = ctx.tensor(0)
+    fill = 0 if ctx.tensor(2) is None else ctx.const(2, "constant_values").reshape(-1)[0]
+    axes = [a for a in range(len(paddings)) if paddings[a].any()]
+    x, shape = ctx.input(0), list(ctx.shape(0))
+    if not axes:
+        ctx.emit("Reshape", [x], shape=tuple(shape))
+        return
+    for a in axes:
+        pieces = []
+        for side, n in enumerate(int(p) for p in paddings[a]):
+            if side == 1:
+                pieces.append(x)
+            if n:
+                block = np.full(shape[:a] + [n] + shape[a + 1:], fill, np_dtype(t.dtype))
+                pieces.append(compose.constant(ctx, f"pad{a}_{side}", block, quant=t.quant))
+        shape[a] += int(paddings[a].sum())
+        if a == axes[-1]:
+            ctx.emit("Concat", pieces, axis=a)
+        else:
+            x = compose.step(ctx, "Concat", pieces, f"pad{a}", quant=t.quant, axis=a)
 
 
 def _pad_value(ctx: OpContext) -> float:
