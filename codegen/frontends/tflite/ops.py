@@ -228,7 +228,8 @@ converts("TANH")(_unary("Tanh"))
 def quantize(ctx: OpContext) -> None:
     pair = (ctx.tensor(0).type_name, ctx.out_tensor().type_name)
     if pair not in (("FLOAT32", "INT8"), ("INT8", "INT8")):
-        raise ctx.error(f"{pair[0].lower()} to {pair[1].lower()} is not supported (float32 or int8 to int8)")
+        raise ctx.error(f"{pair[0].lower()} to {pair[1].lower()} is not supported (needs a kernel; Kiln "
+                        "quantizes float32 or int8 to int8)")
     ctx.emit("Quantize", [ctx.input(0)])
 
 

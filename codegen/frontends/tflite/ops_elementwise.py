@@ -48,7 +48,7 @@ def square(ctx: OpContext) -> None:
 
 @converts("ELU")
 def elu(ctx: OpContext) -> None:
-    refuse_quantized(ctx, "TFLite Micro's int8 ELU is a lookup table Kiln has no kernel for")
+    refuse_quantized(ctx, "TFLite Micro's int8 ELU is a lookup table (needs a kernel)")
     ctx.emit("Elu", [ctx.input(0)], alpha=1.0)
 
 
