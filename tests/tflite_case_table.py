@@ -325,7 +325,8 @@ def transpose_conv(code, dtype):
     return [Case(code, dtype, "same_s2", [i32([1, 8, 6, 3]), w, t((1, 4, 3, 2), dtype), _bias(3, dtype)],
                  [t((1, 8, 6, 3), dtype, scale=0.1) if dtype != "float32" else t((1, 8, 6, 3))], _conv_opts("SAME", 2)),
             Case(code, dtype, "valid_s2_odd", [i32([1, 9, 7, 3]), w, t((1, 4, 3, 2), dtype), None],
-                 [t((1, 9, 7, 3), dtype, scale=0.1) if dtype != "float32" else t((1, 9, 7, 3))], _conv_opts("VALID", 2))]
+                 [t((1, 9, 7, 3), dtype, scale=0.1) if dtype != "float32" else t((1, 9, 7, 3))],
+                 _conv_opts("VALID", 2))]
 
 
 @builds("CONV_2D", "DEPTHWISE_CONV_2D")
@@ -359,7 +360,8 @@ def pool(code, dtype):
 @builds("QUANTIZE")
 def quantize(code, dtype):
     out = "int16" if dtype == "int8" else "int8"
-    return [Case(code, dtype, f"to_{out}", [t(S, dtype)], [t(S, out, scale=0.03, zero_point=0 if out == "int16" else 5)])]
+    out_spec = t(S, out, scale=0.03, zero_point=0 if out == "int16" else 5)
+    return [Case(code, dtype, f"to_{out}", [t(S, dtype)], [out_spec])]
 
 
 @builds("DEQUANTIZE")

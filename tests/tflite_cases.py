@@ -13,7 +13,6 @@ types: bit-exact) or LiteRT's builtin kernels (float32: within 1e-5 of the large
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
@@ -92,10 +91,15 @@ def reference_for(case: Case) -> str:
     return "litert" if case.dtype == "float32" else "tflm"
 
 
-def run_case(case: Case, samples: int = 3, seed: int = 0, target: str = "host", reference: str | None = None,
-             per_output: bool = False) -> Outcome:
+def run_case(case: Case, samples: int = 3, seed: int = 0, target: str = "host") -> Outcome:
     """Import, compile for `target`, build, run (on the host, or in QEMU for a Cortex-M
     target), compare (see the module docstring)."""
+    return run_model(case.model(), case.random_inputs, reference_for(case), samples, seed, target)
+
+
+def run_model(model: bytes, make_inputs, reference: str, samples: int = 3, seed: int = 0, target: str = "host",
+              per_output: bool = False) -> Outcome:
+    """run_case for model bytes; `make_inputs(rng)` gives one sample's runtime inputs in order."""
     from codegen.compiler import compile_graph
     from codegen.errors import KilnError
     from codegen.frontends.tflite import load_bytes
@@ -103,7 +107,6 @@ def run_case(case: Case, samples: int = 3, seed: int = 0, target: str = "host", 
     from codegen.targets import load_target
     from codegen.verify import host, qemu
 
-    model = case.model()
     try:
         g = load_bytes(model, name="m")
         res = compile_graph(g, CompileOptions(load_target(target)), name="m", model_file="case.tflite",
@@ -113,8 +116,7 @@ def run_case(case: Case, samples: int = 3, seed: int = 0, target: str = "host", 
     except Exception as err:  # a crash is a failure, never a refusal
         return Outcome("fail", f"compiler crash: {type(err).__name__}: {_first_line(err)}")
     rng = np.random.default_rng(seed)
-    feeds = [case.random_inputs(rng) for _ in range(samples)]
-    reference = reference or reference_for(case)
+    feeds = [make_inputs(rng) for _ in range(samples)]
     run_ref = run_litert if reference == "litert" else run_tflm
     try:
         expected = [run_ref(model, *feed) for feed in feeds]
@@ -151,14 +153,13 @@ def run_together(cases: list[Case], samples: int = 2, seed: int = 0, target: str
         inputs += [t for t, s in zip(ins, c.inputs) if s is not None and s.data is None]
         spans.append((len(outputs), len(outputs) + len(outs)))
         outputs += outs
-    combined = Case("COMBINED", cases[0].dtype, "together", [], [])
-    combined.model = lambda: w.build(inputs, outputs)  # type: ignore[method-assign]
-    combined.random_inputs = lambda rng: [x for c in cases for x in c.random_inputs(rng)]  # type: ignore
-    outcome = run_case(combined, samples, seed, target, reference=reference_for(cases[0]), per_output=True)
+    outcome = run_model(w.build(inputs, outputs), lambda rng: [x for c in cases for x in c.random_inputs(rng)],
+                        reference_for(cases[0]), samples, seed, target, per_output=True)
     if outcome.status != "pass" and not outcome.reason.startswith("output "):
         return {c.id: f"{outcome.status}: {outcome.reason}" for c in cases}
     failed = set(outcome.failed_outputs)
-    return {c.id: ", ".join(f"output {k - lo}" for k in range(lo, hi) if k in failed) for c, (lo, hi) in zip(cases, spans)}
+    return {c.id: ", ".join(f"output {k - lo}" for k in range(lo, hi) if k in failed)
+            for c, (lo, hi) in zip(cases, spans)}
 
 
 def _first_line(err: Exception) -> str:

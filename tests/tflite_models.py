@@ -365,7 +365,8 @@ def _sparsity(b: flatbuffers.Builder, sp: dict) -> int:
     block_map = _int_vector(b, tflite.SparsityParametersStartBlockMapVector, sp["block_map"])
     dim_vec = _table_vector(b, tflite.SparsityParametersStartDimMetadataVector, dims)
     return _table(b, tflite.SparsityParametersStart, tflite.SparsityParametersEnd,
-                  (tflite.SparsityParametersAddTraversalOrder, order), (tflite.SparsityParametersAddBlockMap, block_map),
+                  (tflite.SparsityParametersAddTraversalOrder, order),
+                  (tflite.SparsityParametersAddBlockMap, block_map),
                   (tflite.SparsityParametersAddDimMetadata, dim_vec))
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 
-from bench.tflite_builtins import BUILTINS, NEEDS_KERNEL, pairs
+from bench.tflite_builtins import NEEDS_KERNEL, pairs
 from codegen.errors import KilnError
 from codegen.frontends.tflite import CONVERTERS, load_bytes
 from tflite_case_table import cases_for

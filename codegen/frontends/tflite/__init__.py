@@ -1,7 +1,9 @@
 """TFLite frontend: a .tflite flatbuffer (subgraph 0) to a verified Kiln graph.
 
-reader.py decodes and checks the file, importer.py orders the operators and drives the
-conversion, ops.py holds one converter per builtin. Node names are the names of the
+reader.py decodes and checks the file (sparse.py densifies sparse constants), importer.py
+orders the operators and drives the conversion, ops.py holds one converter per builtin with
+the families ops_elementwise.py, ops_reduce.py, ops_shape.py and ops_spatial.py (compose.py:
+helpers for converters that emit a chain of Kiln ops). Node names are the names of the
 operators' first output tensors (TFLite operators have none of their own).
 """
 

@@ -266,8 +266,8 @@ def mirror_pad(ctx: OpContext) -> None:
         raise ctx.error(f"paddings {pads.tolist()} exceed what {list(shape)} can mirror")
     same_quant(ctx)
     if not symmetric:
-        ctx.emit("MirrorPad", [ctx.input(0)], pads=tuple(int(p) for p in pads[:, 0]) + tuple(int(p) for p in pads[:, 1]),
-                 mode="reflect")
+        flat = tuple(int(p) for p in pads[:, 0]) + tuple(int(p) for p in pads[:, 1])
+        ctx.emit("MirrorPad", [ctx.input(0)], pads=flat, mode="reflect")
         return
     padded = [i for i in range(len(shape)) if pads[i].any()] or [0]
     x = ctx.input(0)
