@@ -205,8 +205,32 @@ converts("MUL", inputs=(2, 2))(_binary("Mul", "MulOptions"))
 
 def _clip(lo: float, hi: float):
     def convert(ctx: OpContext) -> None:
+        if ctx.tensor(0).type_name == "INT16":
+            _clip_int16(ctx, lo, hi)
+            return
         ctx.emit("Clip", [ctx.input(0)], min=lo, max=hi)
     return convert
+
+
+def _clip_int16(ctx: OpContext, lo: float, hi: float) -> None:
+    """int16 RELU / RELU6 with one quantization (no int16 Clip kernel): TFLite Micro clamps the
+    stored values between the zero point and quantize(6) (its RELU rescales by exactly 1), so
+    a Maximum and a Minimum with those stored constants."""
+    compose.same_quant(ctx)
+    q = ctx.tensor(0).quant
+    if q is None or q.per_channel:
+        raise ctx.error("int16 needs one quantization scale")
+
+    def stored(role: str, v: float) -> str:  # TFLite Micro's FloatToQuantizedType: float32, half away
+        r = float(np.float32(v) / np.float32(q.s))
+        level = int(np.clip(q.zp + np.sign(r) * np.floor(abs(r) + 0.5), -32768, 32767))
+        return compose.constant(ctx, role, np.array(level, np.int16), q)
+
+    if hi == float("inf"):
+        ctx.emit("Maximum", [ctx.input(0), stored("low", lo)])
+        return
+    x = compose.step(ctx, "Maximum", [ctx.input(0), stored("low", lo)], "low", quant=q)
+    ctx.emit("Minimum", [x, stored("high", hi)])
 
 
 converts("RELU")(_clip(0.0, float("inf")))
@@ -236,6 +260,9 @@ def quantize(ctx: OpContext) -> None:
 @converts("DEQUANTIZE")
 def dequantize(ctx: OpContext) -> None:
     t = ctx.tensor(0)
+    if t.data is None and t.type_name in ("INT16", "UINT8"):
+        _dequantize_wide(ctx)
+        return
     if t.data is None:
         ctx.emit("Dequantize", [ctx.input(0)])
         return
@@ -244,6 +271,18 @@ def dequantize(ctx: OpContext) -> None:
     if data.dtype.kind != "f" and t.quant is None:
         raise ctx.error(f"constant '{t.name}' has no quantization parameters")
     ctx.emit_constant(data.astype(np.float32) if data.dtype.kind == "f" else hybrid.dequantize(t))
+
+
+def _dequantize_wide(ctx: OpContext) -> None:
+    """int16 / uint8 (no Dequantize kernel): float(q), minus the zero point, times the scale.
+    TFLite Micro rounds double(scale) * (q - zp) once to float; the float32 product of those
+    two exact operands is the same single rounding."""
+    q = ctx.tensor(0).quant
+    if q is None or q.per_channel:
+        raise ctx.error("needs one quantization scale and zero point")
+    x = compose.step(ctx, "Cast", [ctx.input(0)], "real", to="float32")
+    x = compose.step(ctx, "Sub", [x, compose.constant(ctx, "zero_point", np.array(q.zp, np.float32))], "centred")
+    ctx.emit("Mul", [x, compose.constant(ctx, "scale", np.array(q.s, np.float32))])
 
 
 @converts("SOFTMAX")
