@@ -57,6 +57,11 @@ def unary(code, dtype):
     q = _OUT_QUANT.get((code, dtype))
     out = t(S, dtype, scale=q[0], zero_point=q[1]) if q else t(S, dtype)
     cases = [Case(code, dtype, "basic", [t(S, dtype)], [out], opts, domain=_DOMAIN.get(code, "any"))]
+    if code in ("ABS", "LEAKY_RELU", "ELU") and dtype == "int8":  # every stored value, rescaled (lut.py)
+        every = np.arange(-128, 128, dtype=np.int8)
+        cases.append(Case(code, dtype, "all_values_rescaled", [t((256,), dtype)],
+                          [t((256,), dtype, scale=0.03, zero_point=5)], {"LEAKY_RELU": {"alpha": 0.3}}.get(code, {}),
+                          feeds=[every]))
     if code == "ROUND" and dtype == "float32":  # halves round to even
         x = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 0.49999997]], np.float32)
         cases.append(Case(code, dtype, "halves", [t(x.shape)], [t(x.shape)], feeds=[x]))

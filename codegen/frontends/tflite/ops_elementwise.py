@@ -2,15 +2,16 @@
 
 Float32 maps onto Kiln's float ops (one op, or a short chain where TFLite has no single
 counterpart: RSQRT = Reciprocal(Sqrt), FLOOR_DIV = Floor(Div)). Quantized operands are
-converted only where a Kiln kernel computes what TFLite Micro computes bit for bit:
+converted only where Kiln computes what TFLite Micro computes bit for bit:
 MAXIMUM / MINIMUM / SELECT_V2 / comparisons move or compare the stored values, which is
-exact when every operand shares one quantization. The others (ABS, RSQRT, ELU, LEAKY_RELU,
-HARD_SWISH, PRELU, DIV, SQUARED_DIFFERENCE, ADD_N on int8; TFLite Micro rescales with its own
-fixed-point steps or lookup tables) are refused with the reason.
+exact when every operand shares one quantization; int8 ABS, ELU and LEAKY_RELU are TFLite Micro's
+formulas tabulated at import (lut.py). The others (RSQRT, HARD_SWISH, PRELU,
+DIV, SQUARED_DIFFERENCE, ADD_N on int8, the int16 ones) are refused with the reason.
 """
 
 from __future__ import annotations
 
+from codegen.frontends.tflite import lut
 from codegen.frontends.tflite.compose import (QUANTIZED, finish, only_types, refuse_quantized, same_quant, step,
                                               type_name)
 from codegen.frontends.tflite.importer import OpContext
@@ -23,6 +24,9 @@ _FLOAT_UNARY = {"ABS": "Abs", "CEIL": "Ceil", "COS": "Cos", "EXP": "Exp", "FLOOR
 
 
 def _float_unary(ctx: OpContext) -> None:
+    if ctx.code == "ABS" and type_name(ctx) == "INT8":
+        lut.abs_int8(ctx)
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     only_types(ctx, ("FLOAT32",))
     ctx.emit(_FLOAT_UNARY[ctx.code], [ctx.input(0)])
@@ -48,14 +52,20 @@ def square(ctx: OpContext) -> None:
 
 @converts("ELU")
 def elu(ctx: OpContext) -> None:
-    refuse_quantized(ctx, "TFLite Micro's int8 ELU is a lookup table (needs a kernel)")
+    if type_name(ctx) == "INT8":
+        lut.elu_int8(ctx)
+        return
     ctx.emit("Elu", [ctx.input(0)], alpha=1.0)
 
 
 @converts("LEAKY_RELU")
 def leaky_relu(ctx: OpContext) -> None:
+    alpha = float(ctx.options("LeakyReluOptions")["Alpha"])
+    if type_name(ctx) == "INT8":
+        lut.leaky_relu_int8(ctx, alpha)
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
-    ctx.emit("LeakyRelu", [ctx.input(0)], alpha=float(ctx.options("LeakyReluOptions")["Alpha"]))
+    ctx.emit("LeakyRelu", [ctx.input(0)], alpha=alpha)
 
 
 @converts("PRELU", inputs=(2, 2))
