@@ -109,8 +109,10 @@ def run_model(model: bytes, make_inputs, reference: str, samples: int = 3, seed:
 
     try:
         g = load_bytes(model, name="m")
-        res = compile_graph(g, CompileOptions(load_target(target)), name="m", model_file="case.tflite",
-                            model_sha256="0" * 64)
+        # The greedy arena placement: deterministic, where CP-SAT's plan within its time limit
+        # depends on the machine's load (and so would which buffers share arena bytes).
+        res = compile_graph(g, CompileOptions(load_target(target), planner="greedy"), name="m",
+                            model_file="case.tflite", model_sha256="0" * 64)
     except KilnError as err:
         return Outcome("refused", str(err))
     except Exception as err:  # a crash is a failure, never a refusal
