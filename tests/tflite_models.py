@@ -37,11 +37,33 @@ OPTIONS_TABLE = {
     "TRANSPOSE": "TransposeOptions", "PAD": "PadOptions", "PADV2": "PadV2Options",
     "SQUEEZE": "SqueezeOptions", "EXPAND_DIMS": "ExpandDimsOptions",
     "BATCH_MATMUL": "BatchMatMulOptions", "QUANTIZE": "QuantizeOptions",
-    "DEQUANTIZE": "DequantizeOptions",
+    "DEQUANTIZE": "DequantizeOptions", "ADD_N": "AddNOptions", "ARG_MAX": "ArgMaxOptions",
+    "ARG_MIN": "ArgMinOptions", "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
+    "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions", "BROADCAST_TO": "BroadcastToOptions",
+    "CAST": "CastOptions", "CUMSUM": "CumsumOptions", "DEPTH_TO_SPACE": "DepthToSpaceOptions",
+    "SPACE_TO_DEPTH": "SpaceToDepthOptions", "DIV": "DivOptions", "EXP": "ExpOptions", "FILL": "FillOptions",
+    "FLOOR_DIV": "FloorDivOptions", "FLOOR_MOD": "FloorModOptions", "GATHER": "GatherOptions",
+    "GATHER_ND": "GatherNdOptions", "HARD_SWISH": "HardSwishOptions", "L2_NORMALIZATION": "L2NormOptions",
+    "LEAKY_RELU": "LeakyReluOptions", "LOG_SOFTMAX": "LogSoftmaxOptions", "LOGICAL_AND": "LogicalAndOptions",
+    "LOGICAL_OR": "LogicalOrOptions", "LOGICAL_NOT": "LogicalNotOptions", "EQUAL": "EqualOptions",
+    "NOT_EQUAL": "NotEqualOptions", "LESS": "LessOptions", "LESS_EQUAL": "LessEqualOptions",
+    "GREATER": "GreaterOptions", "GREATER_EQUAL": "GreaterEqualOptions", "MAXIMUM": "MaximumMinimumOptions",
+    "MINIMUM": "MaximumMinimumOptions", "MIRROR_PAD": "MirrorPadOptions", "NEG": "NegOptions",
+    "PACK": "PackOptions", "UNPACK": "UnpackOptions", "REDUCE_MAX": "ReducerOptions",
+    "REDUCE_MIN": "ReducerOptions", "SUM": "ReducerOptions", "REDUCE_ALL": "ReducerOptions",
+    "RESIZE_BILINEAR": "ResizeBilinearOptions", "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+    "REVERSE_V2": "ReverseV2Options", "SQUARE": "SquareOptions", "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
+    "SELECT_V2": "SelectV2Options", "SHAPE": "ShapeOptions", "SLICE": "SliceOptions",
+    "STRIDED_SLICE": "StridedSliceOptions", "SPLIT": "SplitOptions", "SPLIT_V": "SplitVOptions",
+    "TRANSPOSE_CONV": "TransposeConvOptions", "ZEROS_LIKE": "ZerosLikeOptions", "L2_POOL_2D": "Pool2DOptions",
+    "DENSIFY": "DensifyOptions",
 }
+# Builtins whose first version LiteRT no longer registers.
+_VERSIONS = {"BROADCAST_TO": 2}
 # Option fields given by name rather than number.
 _ENUMS = {"padding": tflite.Padding, "fused_activation_function": tflite.ActivationFunctionType,
-          "weights_format": tflite.FullyConnectedOptionsWeightsFormat}
+          "weights_format": tflite.FullyConnectedOptionsWeightsFormat, "in_data_type": tflite.TensorType,
+          "out_data_type": tflite.TensorType, "out_type": tflite.TensorType, "output_type": tflite.TensorType}
 
 
 @dataclass(frozen=True)
@@ -57,6 +79,49 @@ class TensorSpec:
     data: np.ndarray | None = None
     name: str = ""
     shape_signature: tuple[int, ...] | None = None
+    # TFLite sparsity parameters: {"traversal_order", "block_map", "dim_metadata": [{"format":
+    # "DENSE", "dense_size"} or {"format": "SPARSE_CSR", "segments", "indices"}]}; `data` then
+    # holds only the stored values (see sparse_const).
+    sparsity: dict | None = None
+
+
+def sparse_const(dense: np.ndarray, dtype: str, traversal_order: Sequence[int], formats: Sequence[str],
+                 block_map: Sequence[int] = (), block_size: Sequence[int] = (), **quant: Any) -> TensorSpec:
+    """A constant stored as the TFLite converter stores sparse weights: the levels (original
+    dimensions, cut into blocks of `block_size` along `block_map`, then the block dimensions)
+    walked in `traversal_order`, each DENSE or SPARSE_CSR (positions whose sub-block is all
+    zeros are left out)."""
+    n = dense.ndim
+    blocked, axes = [], {}
+    for d in range(n):  # [.., outer_d, (block_d), ..]: the block dimension right after its own
+        axes[d] = len(blocked)
+        if d in block_map:
+            j = list(block_map).index(d)
+            blocked += [dense.shape[d] // block_size[j], block_size[j]]
+            axes[n + j] = len(blocked) - 1
+        else:
+            blocked.append(dense.shape[d])
+    levels = dense.reshape(blocked).transpose([axes[d] for d in traversal_order])
+    meta = [{"format": f, "dense_size": levels.shape[k], "segments": [0], "indices": []} for k, f in enumerate(formats)]
+    values: list = []
+
+    def walk(k: int, sub: np.ndarray) -> None:
+        if k == len(formats):
+            values.append(sub.item())
+            return
+        for i in range(sub.shape[0]):
+            if formats[k] == "DENSE":
+                walk(k + 1, sub[i])
+            elif np.any(sub[i] != 0):
+                meta[k]["indices"].append(i)
+                walk(k + 1, sub[i])
+        if formats[k] == "SPARSE_CSR":
+            meta[k]["segments"].append(len(meta[k]["indices"]))
+
+    walk(0, levels)
+    arr = np.array(values, dtype=np.dtype(_NUMPY[dtype]).newbyteorder("="))
+    sparsity = {"traversal_order": list(traversal_order), "block_map": list(block_map), "dim_metadata": meta}
+    return TensorSpec(tuple(dense.shape), dtype, data=arr, sparsity=sparsity, **quant)
 
 
 def const(data: Any, dtype: str | None = None, **quant: Any) -> TensorSpec:
@@ -169,6 +234,8 @@ class ModelWriter:
             fields.append((tflite.TensorAddQuantization, quant))
         if sig is not None:
             fields.append((tflite.TensorAddShapeSignature, sig))
+        if t.sparsity is not None:
+            fields.append((tflite.TensorAddSparsity, _sparsity(b, t.sparsity)))
         return _table(b, tflite.TensorStart, tflite.TensorEnd, *fields)
 
     @staticmethod
@@ -176,7 +243,7 @@ class ModelWriter:
         code = getattr(tflite.BuiltinOperator, name)
         fields = [(tflite.OperatorCodeAddBuiltinCode, code),
                   (tflite.OperatorCodeAddDeprecatedBuiltinCode, min(code, 127)),
-                  (tflite.OperatorCodeAddVersion, 1)]
+                  (tflite.OperatorCodeAddVersion, _VERSIONS.get(name, 1))]
         if custom is not None:
             fields.append((tflite.OperatorCodeAddCustomCode, b.CreateString(custom)))
         return _table(b, tflite.OperatorCodeStart, tflite.OperatorCodeEnd, *fields)
@@ -278,6 +345,29 @@ def _table_vector(b: flatbuffers.Builder, start, offsets: Sequence[int]) -> int:
     for off in reversed(offsets):
         b.PrependUOffsetTRelative(off)
     return b.EndVector()
+
+
+def _sparsity(b: flatbuffers.Builder, sp: dict) -> int:
+    dims = []
+    for m in sp["dim_metadata"]:
+        fields = [(tflite.DimensionMetadataAddFormat, getattr(tflite.DimensionType, m["format"])),
+                  (tflite.DimensionMetadataAddDenseSize, m["dense_size"])]
+        if m["format"] == "SPARSE_CSR":
+            for what, add, add_type in (("segments", tflite.DimensionMetadataAddArraySegments,
+                                         tflite.DimensionMetadataAddArraySegmentsType),
+                                        ("indices", tflite.DimensionMetadataAddArrayIndices,
+                                         tflite.DimensionMetadataAddArrayIndicesType)):
+                vec = _int_vector(b, tflite.Int32VectorStartValuesVector, m[what])
+                table = _table(b, tflite.Int32VectorStart, tflite.Int32VectorEnd, (tflite.Int32VectorAddValues, vec))
+                fields += [(add_type, tflite.SparseIndexVector.Int32Vector), (add, table)]
+        dims.append(_table(b, tflite.DimensionMetadataStart, tflite.DimensionMetadataEnd, *fields))
+    order = _int_vector(b, tflite.SparsityParametersStartTraversalOrderVector, sp["traversal_order"])
+    block_map = _int_vector(b, tflite.SparsityParametersStartBlockMapVector, sp["block_map"])
+    dim_vec = _table_vector(b, tflite.SparsityParametersStartDimMetadataVector, dims)
+    return _table(b, tflite.SparsityParametersStart, tflite.SparsityParametersEnd,
+                  (tflite.SparsityParametersAddTraversalOrder, order),
+                  (tflite.SparsityParametersAddBlockMap, block_map),
+                  (tflite.SparsityParametersAddDimMetadata, dim_vec))
 
 
 def _camel(key: str) -> str:

@@ -1,7 +1,9 @@
 """TFLite frontend: a .tflite flatbuffer (subgraph 0) to a verified Kiln graph.
 
-reader.py decodes and checks the file, importer.py orders the operators and drives the
-conversion, ops.py holds one converter per builtin. Node names are the names of the
+reader.py decodes and checks the file (sparse.py densifies sparse constants), importer.py
+orders the operators and drives the conversion, ops.py holds one converter per builtin with
+the families ops_elementwise.py, ops_reduce.py, ops_shape.py and ops_spatial.py (compose.py:
+helpers for converters that emit a chain of Kiln ops). Node names are the names of the
 operators' first output tensors (TFLite operators have none of their own).
 """
 
@@ -16,6 +18,7 @@ from codegen.frontends import SourceOp
 from codegen.frontends.tflite.importer import Importer, execution_order, op_label
 from codegen.frontends.tflite.ops import CONVERTERS
 from codegen.frontends.tflite.reader import read_model
+from codegen.frontends.tflite.sparse import fold_densify
 from codegen.ir.graph import Graph
 from codegen.ops.registry import get_op
 
@@ -34,7 +37,7 @@ def scan(path: Path) -> list[SourceOp]:
 
 def load_bytes(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = None,
                name: str = "model") -> Graph:
-    model = read_model(data)
+    model = fold_densify(read_model(data))
     imp = Importer(model, name, input_shapes or {})
     order = execution_order(model, imp.names)
     unsupported = [(op.code, op_label(op, imp.names)) for op in model.operators
@@ -48,7 +51,7 @@ def load_bytes(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
 
 
 def scan_bytes(data: bytes, name: str = "model") -> list[SourceOp]:
-    model = read_model(data)
+    model = fold_densify(read_model(data))
     imp = Importer(model, name, {}, tolerant=True)
     order = execution_order(model, imp.names)
     imp.convert_all(order, CONVERTERS)

@@ -13,8 +13,9 @@ from typing import Callable
 
 import numpy as np
 
-from codegen.frontends.tflite import hybrid
+from codegen.frontends.tflite import compose, hybrid
 from codegen.frontends.tflite.importer import OpContext
+from codegen.ir.types import np_dtype
 
 SAME, VALID = 0, 1  # tflite.Padding
 
@@ -23,7 +24,7 @@ SAME, VALID = 0, 1  # tflite.Padding
 class Converter:
     fn: Callable[[OpContext], None]
     inputs: tuple[int, int | None]  # (required, maximum or None for any number)
-    outputs: int = 1
+    outputs: int | None = 1  # None: any number (SPLIT, UNPACK)
 
     def check_arity(self, ctx: OpContext) -> None:
         lo, hi = self.inputs
@@ -34,14 +35,16 @@ class Converter:
         missing = [k for k in range(lo) if ctx.tensor(k) is None]
         if missing:
             raise ctx.error(f"required input {missing[0]} is absent")
-        if len(ctx.op.outputs) != self.outputs:
+        if self.outputs is None and not ctx.op.outputs:
+            raise ctx.error("has no outputs")
+        if self.outputs is not None and len(ctx.op.outputs) != self.outputs:
             raise ctx.error(f"has {len(ctx.op.outputs)} outputs, expected {self.outputs}")
 
 
 CONVERTERS: dict[str, Converter] = {}
 
 
-def converts(*codes: str, inputs: tuple[int, int | None] = (1, 1), outputs: int = 1):
+def converts(*codes: str, inputs: tuple[int, int | None] = (1, 1), outputs: int | None = 1):
     def register(fn: Callable[[OpContext], None]) -> Callable[[OpContext], None]:
         for code in codes:
             CONVERTERS[code] = Converter(fn, inputs, outputs)
@@ -188,6 +191,9 @@ def mean(ctx: OpContext) -> None:
 def _binary(kiln_op: str, options: str):
     def convert(ctx: OpContext) -> None:
         o = ctx.options(options)
+        if ctx.tensor(0).type_name == "INT16":
+            raise ctx.error("int16 is not supported: TFLite Micro's int16 kernel rescales with its own "
+                            "fixed-point steps (needs a kernel)")
         ctx.emit(kiln_op, [ctx.input(0), ctx.input(1)], activation=ctx.activation(o))
     return convert
 
@@ -199,8 +205,32 @@ converts("MUL", inputs=(2, 2))(_binary("Mul", "MulOptions"))
 
 def _clip(lo: float, hi: float):
     def convert(ctx: OpContext) -> None:
+        if ctx.tensor(0).type_name == "INT16":
+            _clip_int16(ctx, lo, hi)
+            return
         ctx.emit("Clip", [ctx.input(0)], min=lo, max=hi)
     return convert
+
+
+def _clip_int16(ctx: OpContext, lo: float, hi: float) -> None:
+    """int16 RELU / RELU6 with one quantization (no int16 Clip kernel): TFLite Micro clamps the
+    stored values between the zero point and quantize(6) (its RELU rescales by exactly 1), so
+    a Maximum and a Minimum with those stored constants."""
+    compose.same_quant(ctx)
+    q = ctx.tensor(0).quant
+    if q is None or q.per_channel:
+        raise ctx.error("int16 needs one quantization scale")
+
+    def stored(role: str, v: float) -> str:  # TFLite Micro's FloatToQuantizedType: float32, half away
+        r = float(np.float32(v) / np.float32(q.s))
+        level = int(np.clip(q.zp + np.sign(r) * np.floor(abs(r) + 0.5), -32768, 32767))
+        return compose.constant(ctx, role, np.array(level, np.int16), q)
+
+    if hi == float("inf"):
+        ctx.emit("Maximum", [ctx.input(0), stored("low", lo)])
+        return
+    x = compose.step(ctx, "Maximum", [ctx.input(0), stored("low", lo)], "low", quant=q)
+    ctx.emit("Minimum", [x, stored("high", hi)])
 
 
 converts("RELU")(_clip(0.0, float("inf")))
@@ -216,12 +246,23 @@ def _unary(kiln_op: str):
 
 converts("LOGISTIC")(_unary("Sigmoid"))
 converts("TANH")(_unary("Tanh"))
-converts("QUANTIZE")(_unary("Quantize"))
+
+
+@converts("QUANTIZE")
+def quantize(ctx: OpContext) -> None:
+    pair = (ctx.tensor(0).type_name, ctx.out_tensor().type_name)
+    if pair not in (("FLOAT32", "INT8"), ("INT8", "INT8")):
+        raise ctx.error(f"{pair[0].lower()} to {pair[1].lower()} is not supported (needs a kernel; Kiln "
+                        "quantizes float32 or int8 to int8)")
+    ctx.emit("Quantize", [ctx.input(0)])
 
 
 @converts("DEQUANTIZE")
 def dequantize(ctx: OpContext) -> None:
     t = ctx.tensor(0)
+    if t.data is None and t.type_name in ("INT16", "UINT8"):
+        _dequantize_wide(ctx)
+        return
     if t.data is None:
         ctx.emit("Dequantize", [ctx.input(0)])
         return
@@ -230,6 +271,18 @@ def dequantize(ctx: OpContext) -> None:
     if data.dtype.kind != "f" and t.quant is None:
         raise ctx.error(f"constant '{t.name}' has no quantization parameters")
     ctx.emit_constant(data.astype(np.float32) if data.dtype.kind == "f" else hybrid.dequantize(t))
+
+
+def _dequantize_wide(ctx: OpContext) -> None:
+    """int16 / uint8 (no Dequantize kernel): float(q), minus the zero point, times the scale.
+    TFLite Micro rounds double(scale) * (q - zp) once to float; the float32 product of those
+    two exact operands is the same single rounding."""
+    q = ctx.tensor(0).quant
+    if q is None or q.per_channel:
+        raise ctx.error("needs one quantization scale and zero point")
+    x = compose.step(ctx, "Cast", [ctx.input(0)], "real", to="float32")
+    x = compose.step(ctx, "Sub", [x, compose.constant(ctx, "zero_point", np.array(q.zp, np.float32))], "centred")
+    ctx.emit("Mul", [x, compose.constant(ctx, "scale", np.array(q.s, np.float32))])
 
 
 @converts("SOFTMAX")
@@ -275,8 +328,37 @@ def pad(ctx: OpContext) -> None:
         raise ctx.error(f"paddings have shape {list(paddings.shape)}, expected [{rank}, 2]")
     if np.any(paddings < 0):
         raise ctx.error(f"negative paddings {paddings.tolist()}")
+    if ctx.tensor(0).type_name in ("INT16", "INT32"):
+        _pad_by_concat(ctx, paddings)
+        return
     pads = tuple(int(p) for p in paddings[:, 0]) + tuple(int(p) for p in paddings[:, 1])
     ctx.emit("Pad", [ctx.input(0)], pads=pads, value=_pad_value(ctx))
+
+
+def _pad_by_concat(ctx: OpContext, paddings: np.ndarray) -> None:
+    """int16 / int32 (no Pad kernel): per padded axis, a Concat of constant blocks of the pad's
+    stored value around the input, which is what TFLite Micro writes (0, or PADV2's value)."""
+    compose.same_quant(ctx)
+    t = ctx.tensor(0)
+    fill = 0 if ctx.tensor(2) is None else ctx.const(2, "constant_values").reshape(-1)[0]
+    axes = [a for a in range(len(paddings)) if paddings[a].any()]
+    x, shape = ctx.input(0), list(ctx.shape(0))
+    if not axes:
+        ctx.emit("Reshape", [x], shape=tuple(shape))
+        return
+    for a in axes:
+        pieces = []
+        for side, n in enumerate(int(p) for p in paddings[a]):
+            if side == 1:
+                pieces.append(x)
+            if n:
+                block = np.full(shape[:a] + [n] + shape[a + 1:], fill, np_dtype(t.dtype))
+                pieces.append(compose.constant(ctx, f"pad{a}_{side}", block, quant=t.quant))
+        shape[a] += int(paddings[a].sum())
+        if a == axes[-1]:
+            ctx.emit("Concat", pieces, axis=a)
+        else:
+            x = compose.step(ctx, "Concat", pieces, f"pad{a}", quant=t.quant, axis=a)
 
 
 def _pad_value(ctx: OpContext) -> float:
@@ -291,3 +373,7 @@ def _pad_value(ctx: OpContext) -> float:
     if value.dtype.kind == "f" or q is None:
         return float(value.reshape(-1)[0])
     return float(q.s * (int(value.reshape(-1)[0]) - q.zp))
+
+
+# The other families register themselves on import (they use `converts` and the helpers above).
+from codegen.frontends.tflite import ops_elementwise, ops_reduce, ops_shape, ops_spatial  # noqa: E402,F401

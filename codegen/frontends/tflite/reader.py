@@ -23,6 +23,7 @@ import numpy as np
 import tflite
 
 from codegen.errors import KilnError
+from codegen.frontends.tflite.sparse import densify, read_sparsity
 from codegen.ir.types import Quant
 
 IDENTIFIER = b"TFL3"
@@ -225,7 +226,8 @@ def _read_tensor(sg, i: int, buffers: _BufferReader, budget: _Budget) -> TensorI
                                  f"the shape signature of tensor '{label}'")
                      if not t.ShapeSignatureIsNone() else None)
         buffer_index = int(t.Buffer())
-        sparse = t.Sparsity() is not None
+        sparsity = t.Sparsity()
+        sparsity = read_sparsity(sparsity, budget.charge, label) if sparsity is not None else None
         qp = t.Quantization()
         quant_fields = _read_quant_fields(qp, budget, label) if qp is not None else None
     type_name = _TYPE_NAMES.get(type_code, f"TYPE_{type_code}")
@@ -247,11 +249,19 @@ def _read_tensor(sg, i: int, buffers: _BufferReader, budget: _Budget) -> TensorI
         if np_type is None:
             raise KilnError(f"constant of type {type_name}, which Kiln cannot read", node=label)
         itemsize = np.dtype(np_type).itemsize
-        if len(raw) != count * itemsize:
+        if sparsity is not None:  # only the stored values: densified now (sparse.py)
+            if len(raw) % itemsize:
+                raise KilnError(f"buffer {buffer_index} holds {len(raw)} bytes, not a whole number of "
+                                f"{type_name} values", node=label)
+            budget.charge(count // 16, f"the dense form of sparse tensor '{label}'")
+            values = np.frombuffer(raw, dtype=np_type).astype(np.dtype(np_type).newbyteorder("="))
+            data = densify(sparsity, values, shape, label)
+        elif len(raw) != count * itemsize:
             raise KilnError(f"buffer {buffer_index} holds {len(raw)} bytes, but {type_name}"
                             f"{list(shape)} needs {count * itemsize}", node=label)
-        data = np.frombuffer(raw, dtype=np_type).reshape(shape).astype(np.dtype(np_type).newbyteorder("="))
-    return TensorInfo(i, name, type_name, dtype, shape, signature, quant, data, sparse)
+        else:
+            data = np.frombuffer(raw, dtype=np_type).reshape(shape).astype(np.dtype(np_type).newbyteorder("="))
+    return TensorInfo(i, name, type_name, dtype, shape, signature, quant, data, sparsity is not None and data is None)
 
 
 def _read_quant_fields(qp, budget: _Budget, label: str):

@@ -1,0 +1,90 @@
+"""int8 elementwise builtins as a 256-entry table lookup, computed at import.
+
+An int8 -> int8 elementwise operator is a function of 256 stored values. Where TFLite Micro
+computes it with fixed-point steps or a table of its own Kiln has no kernel for (LEAKY_RELU,
+ABS, ELU), the frontend
+evaluates TFLite Micro's own formula for every stored value once (codegen.quant's
+MultiplyByQuantizedMultiplier, QuantizeMultiplier; float32 steps in float32) and emits a Gather from that table:
+`Cast` of the stored value to int32 is the index (Gather wraps -128..-1 to 128..255), so the
+result is TFLite Micro's bit for bit, at one load per element.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from codegen.frontends.tflite.compose import constant, only_types, step
+from codegen.frontends.tflite.importer import OpContext
+from codegen.quant.fixedpoint import multiply_by_quantized_multiplier
+from codegen.quant.params import quantize_multiplier
+
+STORED = np.concatenate([np.arange(0, 128), np.arange(-128, 0)]).astype(np.int64)  # table order
+
+
+def emit_table(ctx: OpContext, fn: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Output = fn(stored input) by lookup; fn maps int64 stored values to int32 results."""
+    out_q = ctx.out_tensor().quant
+    table = np.clip(fn(STORED), -128, 127).astype(np.int8)
+    index = step(ctx, "Cast", [ctx.input(0)], "index", to="int32")
+    ctx.emit("Gather", [constant(ctx, "table", table, quant=out_q), index], axis=0)
+
+
+def _scales(ctx: OpContext) -> tuple[float, int, float, int]:
+    only_types(ctx, ("INT8",))
+    qi, qo = ctx.tensor(0).quant, ctx.out_tensor().quant
+    if qi is None or qo is None or qi.per_channel or qo.per_channel:
+        raise ctx.error("int8 needs one scale and zero point on the input and the output")
+    return qi.s, qi.zp, qo.s, qo.zp
+
+
+def _f32(x: float) -> np.float32:
+    return np.float32(x)
+
+
+def leaky_relu_int8(ctx: OpContext, alpha: float) -> None:
+    """TFLite Micro's QuantizeLeakyRelu: two multipliers computed in float32 from the scales."""
+    s_in, zp_in, s_out, zp_out = _scales(ctx)
+    if alpha < 0:
+        raise ctx.error(f"int8 with a negative alpha ({alpha}) is not supported")
+    alpha_m = quantize_multiplier(float(_f32(_f32(s_in) * _f32(alpha)) / _f32(s_out)))
+    ident_m = quantize_multiplier(float(_f32(s_in) / _f32(s_out)))
+
+    def fn(q: np.ndarray) -> np.ndarray:
+        v = q - zp_in
+        pos = multiply_by_quantized_multiplier(v, *ident_m)
+        neg = multiply_by_quantized_multiplier(v, *alpha_m)
+        return zp_out + np.where(v >= 0, pos, neg)
+
+    emit_table(ctx, fn)
+
+
+def abs_int8(ctx: OpContext) -> None:
+    """TFLite Micro's AbsEvalQuantized: |q - zp_in|, rescaled unless the scales are equal."""
+    s_in, zp_in, s_out, zp_out = _scales(ctx)
+    rescale = _f32(s_in) != _f32(s_out)
+    m = quantize_multiplier(float(_f32(s_in) / _f32(s_out))) if rescale else None
+
+    def fn(q: np.ndarray) -> np.ndarray:
+        v = np.abs(q - zp_in)
+        return zp_out + (multiply_by_quantized_multiplier(v, *m) if rescale else v)
+
+    emit_table(ctx, fn)
+
+
+def elu_int8(ctx: OpContext) -> None:
+    """TFLite Micro's ELU table (elu.cc PopulateLookupTable), step by step in float32: x =
+    scale * (q - zp); x < 0 ? expf(x) - 1 : x; round half away of x * (1 / out_scale)."""
+    s_in, zp_in, s_out, zp_out = _scales(ctx)
+    inverse = _f32(1) / _f32(s_out)
+
+    def fn(q: np.ndarray) -> np.ndarray:
+        x = _f32(s_in) * (q - zp_in).astype(np.float32)
+        # expf: float32 of the double exp, which is what a correctly rounded expf gives
+        e = np.array([np.float32(math.exp(float(v))) for v in x], np.float32) - _f32(1)
+        y = np.where(x < 0, e, x).astype(np.float32) * inverse
+        return (np.sign(y) * np.floor(np.abs(y) + _f32(0.5))).astype(np.int64) + zp_out
+
+    emit_table(ctx, fn)

@@ -1,0 +1,219 @@
+"""Elementwise TFLite builtins: math, comparisons, logic, selection and casts.
+
+Float32 maps onto Kiln's float ops (one op, or a short chain where TFLite has no single
+counterpart: RSQRT = Reciprocal(Sqrt), FLOOR_DIV = Floor(Div)). Quantized operands are
+converted only where Kiln computes what TFLite Micro computes bit for bit:
+MAXIMUM / MINIMUM / SELECT_V2 / comparisons move or compare the stored values, which is
+exact when every operand shares one quantization; int8 ABS, ELU and LEAKY_RELU are TFLite Micro's
+formulas tabulated at import (lut.py). The others (RSQRT, HARD_SWISH, PRELU,
+DIV, SQUARED_DIFFERENCE, ADD_N on int8, the int16 ones) are refused with the reason.
+"""
+
+from __future__ import annotations
+
+from codegen.frontends.tflite import lut
+from codegen.frontends.tflite.compose import (QUANTIZED, finish, only_types, refuse_quantized, same_quant, step,
+                                              type_name)
+from codegen.frontends.tflite.importer import OpContext
+from codegen.frontends.tflite.ops import converts
+
+NEEDS_INT8_KERNEL = "needs a kernel with TFLite Micro's fixed-point arithmetic for this op"
+
+_FLOAT_UNARY = {"ABS": "Abs", "CEIL": "Ceil", "COS": "Cos", "EXP": "Exp", "FLOOR": "Floor", "LOG": "Log",
+                "NEG": "Neg", "ROUND": "Round", "SIN": "Sin", "SQRT": "Sqrt", "HARD_SWISH": "HardSwish"}
+
+
+def _float_unary(ctx: OpContext) -> None:
+    if ctx.code == "ABS" and type_name(ctx) == "INT8":
+        lut.abs_int8(ctx)
+        return
+    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
+    only_types(ctx, ("FLOAT32",))
+    ctx.emit(_FLOAT_UNARY[ctx.code], [ctx.input(0)])
+
+
+for _code in _FLOAT_UNARY:
+    converts(_code)(_float_unary)
+
+
+@converts("RSQRT")
+def rsqrt(ctx: OpContext) -> None:
+    # TFLite Micro computes 1.f / std::sqrt(x): the same two roundings as Reciprocal(Sqrt).
+    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
+    only_types(ctx, ("FLOAT32",))
+    ctx.emit("Reciprocal", [step(ctx, "Sqrt", [ctx.input(0)], "sqrt")])
+
+
+@converts("SQUARE")
+def square(ctx: OpContext) -> None:
+    only_types(ctx, ("FLOAT32",))
+    ctx.emit("Mul", [ctx.input(0), ctx.input(0)])
+
+
+@converts("ELU")
+def elu(ctx: OpContext) -> None:
+    if type_name(ctx) == "INT8":
+        lut.elu_int8(ctx)
+        return
+    ctx.emit("Elu", [ctx.input(0)], alpha=1.0)
+
+
+@converts("LEAKY_RELU")
+def leaky_relu(ctx: OpContext) -> None:
+    alpha = float(ctx.options("LeakyReluOptions")["Alpha"])
+    if type_name(ctx) == "INT8":
+        lut.leaky_relu_int8(ctx, alpha)
+        return
+    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
+    ctx.emit("LeakyRelu", [ctx.input(0)], alpha=alpha)
+
+
+@converts("PRELU", inputs=(2, 2))
+def prelu(ctx: OpContext) -> None:
+    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
+    ctx.emit("PRelu", [ctx.input(0), ctx.input(1)])
+
+
+# -- binary arithmetic ----------------------------------------------------------------------------
+
+@converts("DIV", inputs=(2, 2))
+def div(ctx: OpContext) -> None:
+    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
+    only_types(ctx, ("FLOAT32", "INT32"))
+    act = ctx.activation(ctx.options("DivOptions"))
+    if act != "none" and type_name(ctx) != "FLOAT32":
+        raise ctx.error(f"a fused {act} on an int32 DIV is not supported")
+    finish(ctx, "Div", [ctx.input(0), ctx.input(1)], act)
+
+
+@converts("FLOOR_DIV", inputs=(2, 2))
+def floor_div(ctx: OpContext) -> None:
+    # TFLite: std::floor(x / y) for float.
+    only_types(ctx, ("FLOAT32",))
+    ctx.emit("Floor", [step(ctx, "Div", [ctx.input(0), ctx.input(1)], "div")])
+
+
+@converts("FLOOR_MOD", inputs=(2, 2))
+def floor_mod(ctx: OpContext) -> None:
+    # TFLite: fmod, moved by y when the signs differ: Mod with the sign of the divisor.
+    only_types(ctx, ("FLOAT32",))
+    ctx.emit("Mod", [ctx.input(0), ctx.input(1)], fmod=0)
+
+
+@converts("SQUARED_DIFFERENCE", inputs=(2, 2))
+def squared_difference(ctx: OpContext) -> None:
+    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
+    d = step(ctx, "Sub", [ctx.input(0), ctx.input(1)], "sub")
+    ctx.emit("Mul", [d, d])
+
+
+@converts("ADD_N", inputs=(1, None))
+def add_n(ctx: OpContext) -> None:
+    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
+    n = len(ctx.op.inputs)
+    if n == 1:
+        ctx.emit("Reshape", [ctx.input(0)], shape=ctx.shape(0))
+        return
+    acc = ctx.input(0)
+    for k in range(1, n - 1):  # TFLite Micro sums in input order
+        acc = step(ctx, "Add", [acc, ctx.input(k)], f"sum{k}")
+    ctx.emit("Add", [acc, ctx.input(n - 1)])
+
+
+def _min_max(kiln_op: str):
+    def convert(ctx: OpContext) -> None:
+        same_quant(ctx, (0, 1))
+        ctx.emit(kiln_op, [ctx.input(0), ctx.input(1)])
+    return convert
+
+
+converts("MAXIMUM", inputs=(2, 2))(_min_max("Maximum"))
+converts("MINIMUM", inputs=(2, 2))(_min_max("Minimum"))
+
+
+# -- comparisons, logic, selection ----------------------------------------------------------------
+
+_COMPARISONS = {"EQUAL": "Equal", "NOT_EQUAL": "Equal", "LESS": "Less", "LESS_EQUAL": "LessOrEqual",
+                "GREATER": "Greater", "GREATER_EQUAL": "GreaterOrEqual"}
+
+
+def _compare(ctx: OpContext) -> None:
+    # TFLite Micro rescales quantized operands to a common scale before comparing; with one
+    # quantization on both that is a monotonic, exact map, so the stored values compare alike.
+    if type_name(ctx) == "INT16":
+        raise ctx.error("int16 is not supported: TFLite Micro's int16 comparison rescales its operands "
+                        "differently from a comparison of the stored values (needs a kernel)")
+    if type_name(ctx) in QUANTIZED and ctx.tensor(0).quant != ctx.tensor(1).quant:
+        raise ctx.error("quantized operands with different quantizations need TFLite Micro's rescaling "
+                        "(no Kiln kernel for it)")
+    kiln_op = _COMPARISONS[ctx.code]
+    if ctx.code == "NOT_EQUAL":
+        ctx.emit("Not", [step(ctx, "Equal", [ctx.input(0), ctx.input(1)], "equal")])
+        return
+    ctx.emit(kiln_op, [ctx.input(0), ctx.input(1)])
+
+
+for _code in _COMPARISONS:
+    converts(_code, inputs=(2, 2))(_compare)
+
+
+@converts("LOGICAL_AND", inputs=(2, 2))
+@converts("LOGICAL_OR", inputs=(2, 2))
+def logical_binary(ctx: OpContext) -> None:
+    ctx.emit({"LOGICAL_AND": "And", "LOGICAL_OR": "Or"}[ctx.code], [ctx.input(0), ctx.input(1)])
+
+
+@converts("LOGICAL_NOT")
+def logical_not(ctx: OpContext) -> None:
+    ctx.emit("Not", [ctx.input(0)])
+
+
+@converts("SELECT_V2", inputs=(3, 3))
+def select(ctx: OpContext) -> None:
+    same_quant(ctx, (1, 2))
+    ctx.emit("Where", [ctx.input(0), ctx.input(1), ctx.input(2)])
+
+
+_CAST_TYPES = {"FLOAT32": "float32", "INT8": "int8", "INT16": "int16", "INT32": "int32", "INT64": "int64",
+               "UINT8": "uint8", "BOOL": "bool"}
+
+
+@converts("CAST")
+def cast(ctx: OpContext) -> None:
+    # TFLite casts the stored values (a quantization on either side is ignored).
+    src, dst = type_name(ctx), ctx.out_tensor().type_name
+    for t in (src, dst):
+        if t not in _CAST_TYPES:
+            raise ctx.error(f"cast from {src.lower()} to {dst.lower()} is not supported")
+    if ctx.tensor(0).quant is not None or ctx.out_tensor().quant is not None:
+        raise ctx.error("a CAST of quantized tensors is not supported (Kiln would rescale them)")
+    ctx.emit("Cast", [ctx.input(0)], to=_CAST_TYPES[dst])
+
+
+# -- normalisations -------------------------------------------------------------------------------
+
+@converts("L2_NORMALIZATION")
+def l2_normalization(ctx: OpContext) -> None:
+    """x / max(sqrt(sum(x*x)), 1e-6) over the last axis, as TFLite Micro's float kernel."""
+    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
+    only_types(ctx, ("FLOAT32",))
+    act = ctx.activation(ctx.options("L2NormOptions"))
+    x = ctx.input(0)
+    last = len(ctx.shape(0)) - 1
+    sq = step(ctx, "Mul", [x, x], "square")
+    total = step(ctx, "ReduceSum", [sq], "sum", axes=(last,), keepdims=True)
+    norm = step(ctx, "Clip", [step(ctx, "Sqrt", [total], "norm")], "floor", min=1e-6, max=float("inf"))
+    finish(ctx, "Div", [x, norm], act)
+
+
+@converts("LOG_SOFTMAX")
+def log_softmax(ctx: OpContext) -> None:
+    """x - max - log(sum(exp(x - max))) over the last axis."""
+    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
+    only_types(ctx, ("FLOAT32",))
+    x = ctx.input(0)
+    last = (len(ctx.shape(0)) - 1,)
+    m = step(ctx, "ReduceMax", [x], "max", axes=last, keepdims=True)
+    d = step(ctx, "Sub", [x, m], "shift")
+    s = step(ctx, "ReduceSum", [step(ctx, "Exp", [d], "exp")], "sum", axes=last, keepdims=True)
+    ctx.emit("Sub", [d, step(ctx, "Log", [s], "log")])
