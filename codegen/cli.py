@@ -205,13 +205,14 @@ def _build_board_project(args) -> int:
     from dataclasses import replace
 
     from codegen.compiler import check_output_folder, compile_model, write_output
-    from codegen.project import board_build
+    from codegen.project import board_build, check_board_target
     from codegen.targets.boards import board_target, load_board
 
     board = load_board(args.board)
     args.target = args.target or board.target
     check_output_folder(args.output)
     options = _options(args)
+    check_board_target(board, options.target)  # before compiling: one line, nothing written
     options = replace(options, target=board_target(options.target, board))
     result = compile_model(args.model, options)
     files = board_build(result, board, options.target)

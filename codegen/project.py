@@ -81,10 +81,28 @@ class ProjectCtx:
     blob_file: str | None  # --weights blob: the blob main.c loads (linked in by kiln_weights.S)
 
 
+# The targets whose code each core runs: its own and those whose instruction set (and FPU) it
+# includes (Armv6-M in Armv7-M in Armv7E-M in Armv8-M Mainline with DSP in Armv8.1-M; the
+# Cortex-M7's double-precision FPU is not in the M33's or M55's). A core not listed runs its
+# board's target only.
+RUNS_TARGETS = {
+    "cortex-m0": ("cortex-m0plus",),
+    "cortex-m0plus": ("cortex-m0plus",),
+    "cortex-m3": ("cortex-m0plus", "cortex-m3"),
+    "cortex-m4": ("cortex-m0plus", "cortex-m3", "cortex-m4"),
+    "cortex-m7": ("cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7"),
+    "cortex-m33": ("cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m33"),
+    "cortex-m55": ("cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m33", "cortex-m55"),
+    "cortex-a72": ("cortex-a53", "cortex-a72"),  # Armv8.0-A (the A55 and A76 targets are Armv8.2-A)
+}
+
+
 def check_board_target(board: Board, target: Target) -> None:
-    """A bare-metal board takes a Cortex-M target, a Linux board a Cortex-A one."""
+    """The board's core runs the target's code: a Cortex-M target on a bare-metal board whose
+    core includes the target's instruction set, a Cortex-A one on a Linux board likewise."""
     bare_metal_target = target.runner == "qemu-system"
-    if bare_metal_target != (board.system == "bare-metal") or target.runner == "host":
+    runs = RUNS_TARGETS.get(board.core, (board.target,))
+    if bare_metal_target != (board.system == "bare-metal") or target.runner == "host" or target.name not in runs:
         raise KilnError(f"target '{target.name}' does not run on board '{board.name}' "
                         f"({board.description}; its target is {board.target})")
 
