@@ -8,6 +8,7 @@ path, and pip installs wheels unpacked.
 
 from __future__ import annotations
 
+import sys
 from importlib.resources import files
 from pathlib import Path
 
@@ -23,3 +24,13 @@ TEMPLATES = _data_folder("templates")
 RUNTIME_C = _data_folder("runtime_c")
 BOARDS = _data_folder("boards")
 TARGETS = BOARDS / "targets"
+
+# Installed from a wheel (the data inside the package) rather than run from a checkout.
+INSTALLED_WHEEL = (PACKAGE / "templates").is_dir()
+
+
+def install_command(extra: str) -> str:
+    """The command that adds Kiln's optional dependencies `extra` ("verify": the reference
+    runtimes) to the Python running Kiln, the way this Kiln was installed."""
+    pip = f"{sys.executable} -m pip install"
+    return f"{pip} 'kiln-mcu[{extra}]'" if INSTALLED_WHEEL else f"{pip} -e '{PACKAGE.parent}[{extra}]'"

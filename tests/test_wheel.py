@@ -95,8 +95,11 @@ def test_installed_wheel_builds_verifies_and_profiles_from_another_folder(packag
     (site / "kiln-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     work = tmp_path / "work"
     work.mkdir()
-    where = run([python, "-c", "import codegen.resources as r; print(r.TEMPLATES); print(r.BOARDS)"], cwd=work)
-    assert all(Path(p).is_relative_to(site) for p in where.stdout.split()), where.stdout
+    where = run([python, "-c", "import codegen.resources as r; print(r.TEMPLATES); print(r.BOARDS); "
+                                "print(r.install_command('verify'))"], cwd=work)
+    templates, boards, advice = where.stdout.splitlines()
+    assert Path(templates).is_relative_to(site) and Path(boards).is_relative_to(site), where.stdout
+    assert advice == f"{python} -m pip install 'kiln-mcu[verify]'"
 
     kiln = venv / "bin" / "kiln"
     sine = work / "sine_float.tflite"  # TFLite Micro's trained hello-world model (a float TFLite build)
@@ -111,3 +114,10 @@ def test_installed_wheel_builds_verifies_and_profiles_from_another_folder(packag
     assert "total (call to return of the model)" in profiled.stdout, profiled.stdout
     project = run([kiln, "build", sine.name, "--board", "mps2-an386", "-o", "fw"], cwd=work)
     assert (work / "fw" / "Makefile").is_file(), project.stdout
+
+
+def test_advice_from_a_checkout_names_its_editable_install():
+    from codegen.resources import INSTALLED_WHEEL, install_command
+
+    assert not INSTALLED_WHEEL
+    assert install_command("verify") == f"{sys.executable} -m pip install -e '{ROOT}[verify]'"

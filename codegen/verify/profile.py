@@ -38,7 +38,9 @@ def build_plugin(out_dir: Path, cc: str = "gcc") -> Path:
     cmd = [cc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(so), str(PLUGIN_SOURCE)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise KilnError(f"cannot build the counting plugin: {proc.stderr.strip()[-2000:]}")
+        lines = proc.stderr.strip().splitlines() or ["no message"]
+        first_error = next((line for line in lines if "error" in line), lines[-1])  # one line, not the log
+        raise KilnError(f"cannot build the counting plugin ({PLUGIN_SOURCE.name}): {first_error.strip()}")
     return so
 
 

@@ -58,7 +58,7 @@ def run_firmware(fw: Firmware, work: Path, *, plugin: list[str] | None = None,
                  timeout: float = RUN_TIMEOUT_S) -> QemuRun:
     """Run the firmware to its end in `work` (where it writes its output file)."""
     if shutil.which(QEMU) is None:
-        raise KilnError(f"'{QEMU}' not found; install the Debian package qemu-system-arm")
+        raise KilnError(f"'{QEMU}' not found; install it (Debian: apt-get install qemu-system-arm)")
     cmd = qemu_command(fw.board, fw.elf, plugin)
     try:
         proc = subprocess.run(cmd, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, text=True,

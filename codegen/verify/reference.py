@@ -13,11 +13,11 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.frontends import model_format
+from codegen.resources import install_command
 
 
 def _missing(package: str) -> KilnError:
-    return KilnError(f"the reference runtime needs the Python package '{package}' "
-                     f"(pip install -e '.[test]')")
+    return KilnError(f"the reference runtime needs the Python package '{package}' ({install_command('verify')})")
 
 
 def run_onnxruntime(model: Path, samples: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
