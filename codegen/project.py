@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen import __version__
+from codegen import __version__, progress
 from codegen.budget import check_budget
 from codegen.compiler import BuildResult
 from codegen.emit.render import length_param, model_sources, write_generated
@@ -199,8 +199,9 @@ def measure_project(files: dict[str, str | bytes], board: Board, target: Target,
         work = Path(tmp)
         for fname, content in files.items():
             write_generated(work / fname, content)
-        proc = subprocess.run(["make", "-s", "size"], cwd=work, capture_output=True, text=True,
-                              timeout=MEASURE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        with progress.step(f"building the {board.name} project to measure it"):
+            proc = subprocess.run(["make", "-s", "size"], cwd=work, capture_output=True, text=True,
+                                  timeout=MEASURE_TIMEOUT_S, stdin=subprocess.DEVNULL)
         m = re.search(r"kiln-size text=(\d+) rodata=(\d+) data=(\d+) bss=(\d+) stack=(\d+) blob=(\d+)", proc.stdout)
         if m is None:
             overflow = _over_budget(board, proc.stderr)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from codegen import progress
 from codegen.errors import KilnError
 from codegen.targets import Target
 from codegen.targets.boards import Board
@@ -96,7 +97,10 @@ def run_generated(files: dict[str, str], name: str, samples: list[dict[str, np.n
         chunk = samples[start:start + batch]
         with tempfile.TemporaryDirectory(prefix="kiln-qemu-") as tmp:
             work = Path(tmp)
-            fw = build_firmware(files, name, target, chunk, work)
-            run_firmware(fw, work, timeout=timeout)
+            with progress.step(f"building the firmware ({target.cc})"):
+                fw = build_firmware(files, name, target, chunk, work)
+            with progress.step(f"running in QEMU ({fw.board.name}): samples {start + 1}-{start + len(chunk)} "
+                               f"of {len(samples)}"):
+                run_firmware(fw, work, timeout=timeout)
             results += read_outputs((work / OUTPUT_FILE).read_bytes(), fw.harness, len(chunk))
     return results
