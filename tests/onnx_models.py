@@ -328,6 +328,7 @@ def ort_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[st
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     opts.log_severity_level = 3  # no warnings about initializers listed as inputs
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC  # as codegen/verify/reference.py
     sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
     return dict(zip(names, sess.run(names, feeds)))
