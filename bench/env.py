@@ -1,8 +1,8 @@
 """The benchmark's environment: the peer tools' virtual environment, tool versions, the machine.
 
 The peers that need TensorFlow (tf2onnx) or that Kiln does not depend on (emx-onnx-cgen) live
-in bench/.venv-peers, created from bench/requirements.txt with the ordinary pip client the
-first time the benchmark needs it (and again when requirements.txt changes).
+in bench/.venv-peers, created from bench/requirements.txt (versions: constraints.txt) with the
+ordinary pip client the first time the benchmark needs it (and again when either changes).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from importlib import metadata
 from bench.config import BENCH, PEERS_VENV, ROOT
 
 REQUIREMENTS = BENCH / "requirements.txt"
+CONSTRAINTS = ROOT / "constraints.txt"  # the exact versions, shared with Kiln's .venv
 STAMP = PEERS_VENV / ".bench-requirements.sha256"
 PEER_PACKAGES = ("tensorflow-cpu", "tf2onnx", "emx-onnx-cgen", "onnx", "protobuf")
 MAIN_PACKAGES = ("numpy", "onnx", "onnxruntime", "tflite-micro", "ai-edge-litert", "ortools")
@@ -34,14 +35,16 @@ def peer_bin(name: str) -> str:
 
 
 def ensure_peer_env(log=print) -> None:
-    """Create or update bench/.venv-peers from requirements.txt (pip, ordinary client)."""
-    want = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+    """Create or update bench/.venv-peers from requirements.txt with the versions of
+    constraints.txt (pip, ordinary client)."""
+    want = hashlib.sha256(REQUIREMENTS.read_bytes() + CONSTRAINTS.read_bytes()).hexdigest()
     if STAMP.is_file() and STAMP.read_text().strip() == want:
         return
     log(f"bench: installing the peer tools into {PEERS_VENV.relative_to(ROOT)} (bench/requirements.txt)")
     if not (PEERS_VENV / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(PEERS_VENV)], check=True)
-    proc = subprocess.run([peer_bin("python"), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)],
+    proc = subprocess.run([peer_bin("python"), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS),
+                           "-c", str(CONSTRAINTS)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise EnvError(f"pip install -r bench/requirements.txt failed: {proc.stderr.strip()[-600:]}")

@@ -383,12 +383,32 @@ def compare(case: Case, res: Result, got: dict[str, np.ndarray], names: list[str
                 res.status = "fail"
                 res.reason = f"wrong numbers: output '{name}' max error {rel:.3g} of max |expected|"
                 return res
-        elif not np.array_equal(actual, expected):
+        elif not np.array_equal(*_defined_elements(case, actual, expected)):
             res.status = "fail"
             res.reason = f"wrong numbers: output '{name}' ({expected.dtype}) differs in " \
                          f"{int(np.count_nonzero(actual != expected))} of {expected.size} elements"
             return res
     return res
+
+
+def _defined_elements(case: Case, actual: np.ndarray, expected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The elements the ONNX specification defines: a Cast from float to an integer type leaves
+    values outside the target's range undefined (the expected outputs then hold whatever the
+    installed ml_dtypes gives: wrapped by older versions, 0 by 0.7), so those are not compared."""
+    import ml_dtypes
+
+    source = np.asarray(case.inputs[0]) if case.inputs else None
+    if case.op not in ("Cast", "CastLike") or source is None or source.shape != expected.shape \
+            or not (np.issubdtype(source.dtype, np.floating) or _narrow_float(source.dtype)):
+        return actual, expected
+    try:
+        info = ml_dtypes.iinfo(expected.dtype)
+    except (TypeError, ValueError):  # bool, string: defined everywhere
+        return actual, expected
+    with np.errstate(invalid="ignore"):
+        whole = np.trunc(source.astype(np.float64))
+        defined = (whole >= int(info.min)) & (whole <= int(info.max))
+    return actual[defined], expected[defined]
 
 
 def _narrow_float(dtype: np.dtype) -> bool:

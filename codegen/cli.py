@@ -12,7 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from codegen import __version__
+from codegen import __version__, progress
 from codegen.errors import KilnError, VerificationError
 from codegen.targets import OPT_LEVELS, available_targets, load_target, with_kernels, with_opt_level
 from codegen.targets.boards import available_boards
@@ -86,6 +86,8 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
     p.add_argument("--kernels", metavar="V1,V2,...",
                    help="use only these kernel variants of the target (reference is always kept), e.g. "
                         "'reference' for the portable C kernels or 'neon' for NEON without dot product")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress line for the long steps (shown only when stderr is a terminal)")
     p.add_argument("--opt-level", choices=list(OPT_LEVELS), metavar="{O2,Os,O3,...}",
                    help="compiler optimisation level of every build of the generated code (generated build "
                         "files, firmware of verify / run / profile) instead of the target's (-O2 on Cortex-M)")
@@ -205,13 +207,14 @@ def _build_board_project(args) -> int:
     from dataclasses import replace
 
     from codegen.compiler import check_output_folder, compile_model, write_output
-    from codegen.project import board_build
+    from codegen.project import board_build, check_board_target
     from codegen.targets.boards import board_target, load_board
 
     board = load_board(args.board)
     args.target = args.target or board.target
     check_output_folder(args.output)
     options = _options(args)
+    check_board_target(board, options.target)  # before compiling: one line, nothing written
     options = replace(options, target=board_target(options.target, board))
     result = compile_model(args.model, options)
     files = board_build(result, board, options.target)
@@ -245,12 +248,14 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_verify(args) -> int:
+    from codegen.verify.reference import reference_name
     from codegen.verify.run import verify_model
 
     if args.samples < 1:
         raise KilnError("--samples must be at least 1")
+    print(f"kiln verify: {args.model.name} on {args.target} against {reference_name(args.model)}, "
+          f"{args.samples} samples", flush=True)  # first: the steps after it take a while
     res = verify_model(args.model, _options(args), samples=args.samples, seed=args.seed, sanitize=args.sanitize)
-    print(f"kiln verify: {args.model.name} on {args.target} against {res.reference}, {res.samples} samples")
     for o in res.outputs:
         exact = o.dtype.startswith("int") or o.dtype.startswith("uint")
         err = f"max abs error {o.max_abs_error:g}" + ("" if exact else f", relative {o.max_rel_error:.3g}")
@@ -291,6 +296,7 @@ def _one_line(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    progress.configure(quiet=getattr(args, "quiet", False))
     try:
         with warnings.catch_warnings():
             if not args.debug:  # stderr carries one line per error; numpy's RuntimeWarnings are noise

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from codegen import __version__, canaries
+from codegen import __version__, canaries, progress
 from codegen.budget import check_budget, need_of
 from codegen.emit.layout import arena_aliases, arena_buffers, planned_calls
 from codegen.emit.render import io_cname, render, write_generated
@@ -89,14 +89,16 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
 
 
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:
-    g = load_model(model, options.input_shapes, options.specialized)
+    with progress.step(f"importing {model.name}"):
+        g = load_model(model, options.input_shapes, options.specialized)
     data = model.read_bytes()
     name = options.name or default_name(model)
     if not name.isidentifier():
         raise KilnError(f"--name '{name}' is not a C identifier")
     try:
-        result = compile_graph(g, options, name=name, model_file=model.name,
-                               model_sha256=hashlib.sha256(data).hexdigest())
+        with progress.step(f"compiling {model.name} (passes, fusion, lowering, arena)"):
+            result = compile_graph(g, options, name=name, model_file=model.name,
+                                   model_sha256=hashlib.sha256(data).hexdigest())
         check_budget(result.manifest, ram_limit=options.ram_limit, flash_limit=options.flash_limit)
         return result
     except KilnError as err:

@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen import __version__
+from codegen import __version__, progress
 from codegen.budget import check_budget
 from codegen.compiler import BuildResult
 from codegen.emit.render import length_param, model_sources, write_generated
@@ -81,10 +81,28 @@ class ProjectCtx:
     blob_file: str | None  # --weights blob: the blob main.c loads (linked in by kiln_weights.S)
 
 
+# The targets whose code each core runs: its own and those whose instruction set (and FPU) it
+# includes (Armv6-M in Armv7-M in Armv7E-M in Armv8-M Mainline with DSP in Armv8.1-M; the
+# Cortex-M7's double-precision FPU is not in the M33's or M55's). A core not listed runs its
+# board's target only.
+RUNS_TARGETS = {
+    "cortex-m0": ("cortex-m0plus",),
+    "cortex-m0plus": ("cortex-m0plus",),
+    "cortex-m3": ("cortex-m0plus", "cortex-m3"),
+    "cortex-m4": ("cortex-m0plus", "cortex-m3", "cortex-m4"),
+    "cortex-m7": ("cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7"),
+    "cortex-m33": ("cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m33"),
+    "cortex-m55": ("cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m33", "cortex-m55"),
+    "cortex-a72": ("cortex-a53", "cortex-a72"),  # Armv8.0-A (the A55 and A76 targets are Armv8.2-A)
+}
+
+
 def check_board_target(board: Board, target: Target) -> None:
-    """A bare-metal board takes a Cortex-M target, a Linux board a Cortex-A one."""
+    """The board's core runs the target's code: a Cortex-M target on a bare-metal board whose
+    core includes the target's instruction set, a Cortex-A one on a Linux board likewise."""
     bare_metal_target = target.runner == "qemu-system"
-    if bare_metal_target != (board.system == "bare-metal") or target.runner == "host":
+    runs = RUNS_TARGETS.get(board.core, (board.target,))
+    if bare_metal_target != (board.system == "bare-metal") or target.runner == "host" or target.name not in runs:
         raise KilnError(f"target '{target.name}' does not run on board '{board.name}' "
                         f"({board.description}; its target is {board.target})")
 
@@ -181,8 +199,9 @@ def measure_project(files: dict[str, str | bytes], board: Board, target: Target,
         work = Path(tmp)
         for fname, content in files.items():
             write_generated(work / fname, content)
-        proc = subprocess.run(["make", "-s", "size"], cwd=work, capture_output=True, text=True,
-                              timeout=MEASURE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        with progress.step(f"building the {board.name} project to measure it"):
+            proc = subprocess.run(["make", "-s", "size"], cwd=work, capture_output=True, text=True,
+                                  timeout=MEASURE_TIMEOUT_S, stdin=subprocess.DEVNULL)
         m = re.search(r"kiln-size text=(\d+) rodata=(\d+) data=(\d+) bss=(\d+) stack=(\d+) blob=(\d+)", proc.stdout)
         if m is None:
             overflow = _over_budget(board, proc.stderr)

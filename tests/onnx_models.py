@@ -330,7 +330,7 @@ def ort_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[st
     opts.log_severity_level = 3  # no warnings about initializers listed as inputs
     # The model's own arithmetic, not onnxruntime's fused integer kernels: onnxruntime 1.32's
     # extended level turns QDQ around Gemm into a u8s8 kernel whose int16 pair sums saturate
-    # on x86 without VNNI (the qdq model gives -1.352 where the graph computes -2.671).
+    # on x86 without VNNI (the qdq model gives -1.352 where the graph computes -2.671); as codegen/verify/reference.py.
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]

@@ -32,6 +32,7 @@ import time
 
 from ortools.sat.python import cp_model
 
+from codegen import progress
 from codegen.memory.buffers import Alias, Buffer, Plan, alias_bound, lower_bound, usable_aliases
 
 SEED = 20240601
@@ -141,7 +142,8 @@ def solve_cpsat(buffers: list[Buffer], start: Plan, time_limit: float = 10.0,
 
     solver = cp_model.CpSolver()
     _params(solver, time_limit, time_limit - (time.perf_counter() - t0))
-    status = solver.solve(model)
+    with progress.step(f"placing the arena (CP-SAT, at most {time_limit:g} s)"):
+        status = solver.solve(model, _progress_reporter(solver, scale, floor, ub))
     seconds = time.perf_counter() - t0
     on_budget = solver.deterministic_time >= solver.parameters.max_deterministic_time * 0.999
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -160,3 +162,32 @@ def solve_cpsat(buffers: list[Buffer], start: Plan, time_limit: float = 10.0,
     extra["aliases"] = tuple(a.pair for a in chosen)
     return Plan(result, size, bound, "cpsat", "OPTIMAL" if optimal else "FEASIBLE",
                 size if optimal else proven, seconds, reproducible=optimal or on_budget, **extra)
+
+
+class _ArenaProgress(cp_model.CpSolverSolutionCallback):
+    """The best arena found and the proven bound, on the terminal's progress line."""
+
+    def __init__(self, scale: int, floor: int, best: int):
+        super().__init__()
+        self.scale, self.floor, self.best, self.bound = scale, floor, best, floor
+        progress.update(self.text())
+
+    def text(self) -> str:
+        return f"best {self.best:,} B, bound {self.bound:,} B"
+
+    def on_solution_callback(self) -> None:
+        self.best = min(self.best, int(self.objective_value) // self.scale)
+        progress.update(self.text())
+
+    def on_bound(self, bound: float) -> None:
+        self.bound = max(self.floor, -(-(int(bound) - self.scale + 1) // self.scale))
+        progress.update(self.text())
+
+
+def _progress_reporter(solver: cp_model.CpSolver, scale: int, floor: int, best: int) -> _ArenaProgress | None:
+    """A solution callback for the progress line when it is shown (the search is the same)."""
+    if not progress.enabled():
+        return None
+    reporter = _ArenaProgress(scale, floor, best)
+    solver.best_bound_callback = reporter.on_bound
+    return reporter

@@ -1,7 +1,7 @@
 """Cast: convert elements to another dtype (ONNX Cast / CastLike, TFLite CAST).
 
 Between every dtype Kiln stores, as numpy's (ml_dtypes') astype does, except that float to
-integer saturates to the target's range (NaN gives 0) where C would have undefined behaviour:
+integer (int4 to int64) saturates to the target's range (NaN gives 0) where C would have undefined behaviour:
 ONNX leaves out-of-range conversions undefined. Integers convert to narrower integers modulo
 2**bits (int4, uint4, int2, uint2 too, one element per byte); anything non-zero is true.
 Floats of every width go through float32: float64 is rounded to float32 first, the narrow
@@ -13,6 +13,7 @@ is a view.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 from onnx.numpy_helper import saturate_cast, to_float8e8m0
 
@@ -45,13 +46,14 @@ def _wrap(v: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _saturate_to_int(x: np.ndarray, dtype: str) -> np.ndarray:
-    """float32 truncated toward zero, clamped to the range of integer `dtype` (NaN gives 0)."""
+    """float32 truncated toward zero, clamped to the range of integer `dtype` (NaN gives 0);
+    int4, uint4, int2 and uint2 too (ONNX leaves the out-of-range values undefined)."""
     wide_type = np.dtype(np.uint64 if dtype == "uint64" else np.int64)
-    info = np.iinfo(wide_type if dtype in _SUB_BYTE_BITS else np_dtype(dtype))
+    info = ml_dtypes.iinfo(np_dtype(dtype))
     wide = np.trunc(np.clip(np.nan_to_num(x.astype(np.float64), nan=0.0), float(info.min), float(info.max)))
     top = wide >= float(info.max)  # float64 cannot hold INT64_MAX exactly
     out = np.where(top, 0, wide).astype(wide_type)
-    out[top] = info.max
+    out[top] = int(info.max)
     return _wrap(out.astype(np.int64), dtype) if dtype in _SUB_BYTE_BITS else out.astype(np_dtype(dtype))
 
 

@@ -220,8 +220,8 @@ def build_firmware(files: dict[str, str], name: str, target: Target, samples: li
     """
     board = board_of(target)
     if shutil.which(target.cc) is None:
-        raise KilnError(f"C compiler '{target.cc}' not found; install the Debian package gcc-arm-none-eabi "
-                        f"(and libnewlib-arm-none-eabi)")
+        raise KilnError(f"C compiler '{target.cc}' not found; install it (Debian: apt-get install "
+                        f"gcc-arm-none-eabi libnewlib-arm-none-eabi)")
     manifest = json.loads(files[f"{name}.manifest.json"])
     h = harness_context(manifest, board, len(samples))
     for fname, content in files.items():

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from codegen import progress
 from codegen.compiler import compile_model
 from codegen.emit.render import kernel_template
 from codegen.errors import KilnError
@@ -38,7 +39,9 @@ def build_plugin(out_dir: Path, cc: str = "gcc") -> Path:
     cmd = [cc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(so), str(PLUGIN_SOURCE)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise KilnError(f"cannot build the counting plugin: {proc.stderr.strip()[-2000:]}")
+        lines = proc.stderr.strip().splitlines() or ["no message"]
+        first_error = next((line for line in lines if "error" in line), lines[-1])  # one line, not the log
+        raise KilnError(f"cannot build the counting plugin ({PLUGIN_SOURCE.name}): {first_error.strip()}")
     return so
 
 
@@ -116,12 +119,13 @@ def profile_model(model: Path, options: CompileOptions, *, samples: int = 1, see
                         f"has none (use a cortex-m or cortex-a target)")
     build = compile_model(model, options)
     inputs = random_samples(build.manifest["inputs"], samples, seed)
-    if options.target.runner == "qemu-user":
-        from codegen.verify import qemu_user
+    with progress.step("building the firmware and counting its instructions in QEMU"):
+        if options.target.runner == "qemu-user":
+            from codegen.verify import qemu_user
 
-        return qemu_user.profile_generated(build.files, build.name, build.manifest, options.target, inputs,
-                                           plugin=plugin)
-    return profile_generated(build.files, build.name, build.manifest, options.target, inputs, plugin=plugin)
+            return qemu_user.profile_generated(build.files, build.name, build.manifest, options.target, inputs,
+                                               plugin=plugin)
+        return profile_generated(build.files, build.name, build.manifest, options.target, inputs, plugin=plugin)
 
 
 def _count(values: tuple[int, ...]) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from codegen import progress
 from codegen.errors import KilnError
 from codegen.targets import Target
 from codegen.targets.boards import Board
@@ -58,7 +59,7 @@ def run_firmware(fw: Firmware, work: Path, *, plugin: list[str] | None = None,
                  timeout: float = RUN_TIMEOUT_S) -> QemuRun:
     """Run the firmware to its end in `work` (where it writes its output file)."""
     if shutil.which(QEMU) is None:
-        raise KilnError(f"'{QEMU}' not found; install the Debian package qemu-system-arm")
+        raise KilnError(f"'{QEMU}' not found; install it (Debian: apt-get install qemu-system-arm)")
     cmd = qemu_command(fw.board, fw.elf, plugin)
     try:
         proc = subprocess.run(cmd, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -96,7 +97,10 @@ def run_generated(files: dict[str, str], name: str, samples: list[dict[str, np.n
         chunk = samples[start:start + batch]
         with tempfile.TemporaryDirectory(prefix="kiln-qemu-") as tmp:
             work = Path(tmp)
-            fw = build_firmware(files, name, target, chunk, work)
-            run_firmware(fw, work, timeout=timeout)
+            with progress.step(f"building the firmware ({target.cc})"):
+                fw = build_firmware(files, name, target, chunk, work)
+            with progress.step(f"running in QEMU ({fw.board.name}): samples {start + 1}-{start + len(chunk)} "
+                               f"of {len(samples)}"):
+                run_firmware(fw, work, timeout=timeout)
             results += read_outputs((work / OUTPUT_FILE).read_bytes(), fw.harness, len(chunk))
     return results

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from codegen import progress
 from codegen.compiler import BuildResult, compile_model
 from codegen.errors import KilnError
 from codegen.options import CompileOptions
@@ -30,14 +31,17 @@ def run_on_target(build: BuildResult, options: CompileOptions, samples: list[dic
     if target.runner == "qemu-user":
         from codegen.verify import qemu_user
 
-        return qemu_user.run_generated(build.files, build.name, samples, target)
+        with progress.step(f"building and running {len(samples)} samples under qemu-aarch64"):
+            return qemu_user.run_generated(build.files, build.name, samples, target)
     if target.runner != "host":
         raise KilnError(f"running on target '{target.name}' ({target.runner}) is not available yet")
     with tempfile.TemporaryDirectory(prefix="kiln-run-") as tmp:
         work = Path(tmp)
-        exe = host.build_host(build.files, build.name, work, cflags=target.cflags, sanitize=sanitize,
-                              cc=target.cc)
-        return host.run_samples(exe, build.manifest, samples, work)
+        with progress.step(f"building for the host ({target.cc})"):
+            exe = host.build_host(build.files, build.name, work, cflags=target.cflags, sanitize=sanitize,
+                                  cc=target.cc)
+        with progress.step(f"running {len(samples)} samples on the host"):
+            return host.run_samples(exe, build.manifest, samples, work)
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,8 @@ def verify_model(model: Path, options: CompileOptions, *, samples: int = 20, see
     build = compile_model(model, options)
     inputs = random_samples(build.manifest["inputs"], samples, seed)
     got = run_on_target(build, options, inputs, sanitize=sanitize)
-    ref = run_reference(model, inputs)
+    with progress.step(f"running the reference ({reference_name(model)}) on {samples} samples"):
+        ref = run_reference(model, inputs)
     reports = []
     for k, io in enumerate(build.manifest["outputs"]):
         name = io["name"]

@@ -21,7 +21,8 @@ class ToolchainError(Exception):
 def compile_c(cc: str, sources: list[Path], output: Path, cflags: list[str], ldlibs: list[str],
               cwd: Path) -> None:
     if shutil.which(cc) is None:
-        raise KilnError(f"C compiler '{cc}' not found; install it (see README)")
+        package = f"gcc-{cc[:-4]}" if cc.endswith("-gcc") else cc  # Debian's name of a GCC cross compiler
+        raise KilnError(f"C compiler '{cc}' not found; install it (Debian: apt-get install {package})")
     cmd = [cc, *STRICT_FLAGS, *cflags, "-I", str(cwd), *[str(s) for s in sources], "-o", str(output), *ldlibs]
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:

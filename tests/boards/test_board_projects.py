@@ -159,6 +159,11 @@ def test_opt_level_changes_the_build_files_and_the_code_size(tmp_path):
 def test_board_and_target_must_agree(tmp_path, capsys):
     assert kiln(["build", str(TINY), "--board", "rpi4", "--target", "cortex-m4", "-o", str(tmp_path / "o")]) == 2
     assert "target 'cortex-m4' does not run on board 'rpi4'" in capsys.readouterr().err
+    # Armv7E-M code on an Armv6-M core: refused before anything is compiled or written
+    assert kiln(["build", str(TINY), "--board", "rpi-pico", "--target", "cortex-m4", "-o", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert "target 'cortex-m4' does not run on board 'rpi-pico'" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "p").exists()
     assert kiln(["build", str(TINY), "-o", str(tmp_path / "o")]) == 2
     assert "--target is required (or --board" in capsys.readouterr().err
 
@@ -189,6 +194,8 @@ def test_rp2040_places_a_given_boot2_before_the_vector_table(tmp_path):
     out, _ = build_project(tmp_path, "rpi-pico")
     # A stand-in of the right size and section: Kiln provides no boot2 (see boards/rpi-pico.toml).
     (tmp_path / "boot2.S").write_text('    .section .boot2, "ax"\n    .space 256, 0\n')
+    without = make(out, "-s")
+    assert without.returncode != 0 and "no BOOT2 given: make BOOT2=path/to/bs2_default_padded_checksummed.S" in without.stderr
     assert make(out, "-s", f"BOOT2={tmp_path / 'boot2.S'}").returncode == 0
     headers = subprocess.run(["arm-none-eabi-objdump", "-h", str(out / "build" / "tiny_int8.elf")],
                              capture_output=True, text=True).stdout
