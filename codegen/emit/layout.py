@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from codegen.ir.types import np_dtype
+from codegen.kernels.select import planned
 from codegen.lower.context import LowerContext
 from codegen.lower.kernel import KernelCall, ScratchArg
 from codegen.memory import Alias, Buffer, Plan
@@ -73,16 +72,8 @@ def arena_aliases(ctx: LowerContext, buffers: list[Buffer]) -> list[Alias]:
 
 
 def planned_calls(ctx: LowerContext, plan: Plan) -> list[KernelCall]:
-    """The calls as emitted: a call whose in-place pair the plan took runs its in-place kernel
-    variant (with its temp as a last scratch argument), so this kernel choice is made after
-    planning, from the plan; every other call is the lowered one."""
+    """The calls as emitted: a call whose in-place pair the plan took runs the in-place
+    alternative its kernel declared (the kernel registry's choice, codegen.kernels.select.planned)."""
     chosen = set(plan.aliases)
-    calls = []
-    for call in ctx.calls:
-        if call.inplace_kernel is not None and any(
-                (ctx.root(o), ctx.root(i)) in chosen for o, i in call.inplace_ok):
-            args = list(call.args) + ([ScratchArg(call.inplace_temp)] if call.inplace_temp else [])
-            call = replace(call, kernel=call.inplace_kernel, function=f"kiln_{call.inplace_kernel}",
-                           args=args, inplace_ok=list(call.inplace_ok))
-        calls.append(call)
-    return calls
+    return [planned(call, any((ctx.root(o), ctx.root(i)) in chosen for o, i in call.inplace_ok))
+            for call in ctx.calls]

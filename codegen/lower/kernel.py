@@ -45,7 +45,7 @@ class KernelCall:
     """One call in the generated `run` function."""
 
     cname: str  # readable C name of this call, e.g. "conv2d_3"
-    kernel: str  # template stem, e.g. "conv2d_s8"
+    kernel: str  # kernel name, e.g. "conv2d_s8" (a generated kernel's: its template stem, "__", a digest)
     function: str  # C function the template defines, e.g. "kiln_conv2d_s8"
     params: dict[str, ParamValue]
     args: list[Arg]
@@ -66,3 +66,7 @@ class KernelCall:
     # Variables the kernel's template is rendered with, for a kernel generated per call site
     # (a fused chain: kernel "<template stem>__<digest>"); () for the fixed kernels.
     template_vars: tuple = ()
+    # The spec that computes it (codegen/kernels/select.py): its variant and template stem,
+    # rendered from templates/kernels/<variant>/<template>.c.j2.
+    variant: str = "reference"
+    template: str = ""

@@ -96,8 +96,9 @@ class Unique(Op):
         params = {"outer": outer, "depth": depth, "inner": inner, "sorted": bool(node.attrs["sorted"])}
         y, indices, inverse, counts = node.outputs
         dtype = ctx.g.values[x].dtype
-        call = ctx.call(node, KERNEL[dtype], params,
-                        [ctx.tensor(x), ctx.tensor(y), ctx.tensor(indices), ctx.tensor(inverse), ctx.tensor(counts),
-                         LengthArg(y), LengthArg(indices), LengthArg(counts), ScratchArg(8 * depth)])
-        call.template_vars = (("name", KERNEL[dtype]), ("T", C_TYPES["uint8" if dtype == "bool" else dtype]),
-                              ("is_float", dtype == "float32"))
+        ctx.call(node, KERNEL[dtype], params,
+                 [ctx.tensor(x), ctx.tensor(y), ctx.tensor(indices), ctx.tensor(inverse), ctx.tensor(counts),
+                  LengthArg(y), LengthArg(indices), LengthArg(counts), ScratchArg(8 * depth)],
+                 template="unique", template_vars=(("name", KERNEL[dtype]),
+                                                   ("T", C_TYPES["uint8" if dtype == "bool" else dtype]),
+                                                   ("is_float", dtype == "float32")))

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from codegen.compiler import compile_model
-from codegen.emit.render import kernel_template
+from codegen.kernels.select import variant_for_name
 from codegen.errors import KilnError
 from codegen.options import CompileOptions
 from codegen.targets import Target
@@ -84,7 +84,7 @@ def call_profiles(groups: list[dict], target: Target, per_sample: list[list[int]
     counts at the markers of each sample (split_marks)."""
     return tuple(
         CallProfile(index=k, call=g["call"], kernel=g["kernel"],
-                    variant=kernel_template(g["kernel"], target.variants).split("/")[1],
+                    variant=variant_for_name(g["kernel"], target.variants),
                     nodes=tuple(g["nodes"]),
                     instructions=tuple(m[k + 1] - m[k] for m in per_sample))
         for k, g in enumerate(groups))
