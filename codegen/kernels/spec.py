@@ -131,9 +131,12 @@ def _load_all() -> None:
         sub = importlib.import_module(f"codegen.kernels.{variant}")
         for mod in sorted(m.name for m in pkgutil.iter_modules(sub.__path__)):
             importlib.import_module(f"codegen.kernels.{variant}.{mod}")
-    from codegen.kernels.reference import register_op_kernels
+    from codegen.ops.registry import all_ops
 
-    register_op_kernels()  # the ops' kernels without a typed spec: the op lays out their block
+    for op in all_ops().values():  # the ops' kernels without a typed spec: the op lays out their block
+        for kernel in op.kernels:
+            if (kernel, REFERENCE) not in _SPECS:
+                same_params(REFERENCE, kernel)
     for (kernel, variant), spec in _SPECS.items():  # a variant over the reference block: its type too
         reference = _SPECS.get((kernel, REFERENCE))
         if issubclass(spec, SameParams) and variant != REFERENCE and reference is not None:

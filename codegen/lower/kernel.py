@@ -4,40 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
+# The argument vocabulary of kernel requests and calls, defined beside the request.
+from codegen.ops.request import Arg, ConstArray, ParamValue, ScratchArg, TensorArg
 
-
-@dataclass(frozen=True, eq=False)
-class ConstArray:
-    """A constant array placed in flash (`const`), named `<model>_<name>` in the C output."""
-
-    name: str
-    dtype: str
-    data: np.ndarray  # 1-D, already in the layout the kernel reads
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.data.nbytes)
-
-
-@dataclass(frozen=True)
-class TensorArg:
-    """A graph value passed to a kernel: resolved to an arena slice, a user buffer or a constant."""
-
-    value: str
-
-
-@dataclass(frozen=True)
-class ScratchArg:
-    """A kernel-private scratch buffer of `nbytes`, live only during its call."""
-
-    nbytes: int
-
-
-Arg = TensorArg | ConstArray | ScratchArg
-# A parameter of a kernel's `const` params struct: int, float, bool, a constant array (pointer)
-# or a tuple of ints (a small fixed-size array field such as dims[4]).
-ParamValue = int | float | bool | ConstArray | tuple[int, ...]
+__all__ = ["Arg", "ConstArray", "KernelCall", "ParamValue", "ScratchArg", "TensorArg"]
 
 
 @dataclass

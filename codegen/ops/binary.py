@@ -16,7 +16,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.lower.context import LowerContext
+from codegen.ops.request import Lowering
 from codegen.ir.types import INTEGER_DTYPES
 from codegen.ops.broadcast_binary import SUFFIX
 from codegen.ops.common import (apply_float_activation, broadcast_plan, broadcast_shape,
@@ -111,7 +111,7 @@ class BinaryOp(Op):
         return np.broadcast_to(out, g.values[node.outputs[0]].shape).astype(np.int8)
 
     @classmethod
-    def loop_params(cls, node: Node, ctx: LowerContext) -> dict:
+    def loop_params(cls, node: Node, ctx: Lowering) -> dict:
         g = ctx.g
         out = g.values[node.outputs[0]]
         dims, (sa, sb) = broadcast_plan(node, out.shape, g.values[node.inputs[0]].shape,
@@ -135,7 +135,7 @@ class BinaryOp(Op):
                      elementwise=True)
 
     @classmethod
-    def lower_int8(cls, node: Node, ctx: LowerContext) -> None:
+    def lower_int8(cls, node: Node, ctx: Lowering) -> None:
         """One `<stem>_bcast_s8` call; the constants fill its nested `q` struct by designator."""
         q = cls.c_params(cls.int8_params(node, ctx.g))
         params = {**cls.loop_params(node, ctx), **{f"q.{k}": v for k, v in q.items()}}

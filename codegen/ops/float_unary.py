@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from codegen.ir.graph import Graph, Node
-from codegen.lower.context import LowerContext
+from codegen.ops.request import Lowering
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind
 
@@ -55,7 +55,7 @@ class FloatUnaryOp(Op):
             return [np.asarray(cls.fn(node, x)).astype(np.float32)]
 
     @classmethod
-    def lower(cls, node, ctx: LowerContext):
+    def lower(cls, node, ctx: Lowering):
         x, out = node.inputs[0], node.outputs[0]
         alpha, beta = cls.c_params(node)
         params = {"n": ctx.g.values[x].size, "alpha": float(alpha), "beta": float(beta)}

@@ -11,9 +11,47 @@ registry (codegen/kernels/: `select` and each spec's `prepare`), never by the op
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
-from codegen.ir.graph import Node
+import numpy as np
+
+from codegen.ir.graph import Graph, Node
+
+if TYPE_CHECKING:
+    from codegen.targets import Target
+
+
+@dataclass(frozen=True, eq=False)
+class ConstArray:
+    """A constant array placed in flash (`const`), named `<model>_<name>` in the C output."""
+
+    name: str
+    dtype: str
+    data: np.ndarray  # 1-D, already in the layout the kernel reads
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.nbytes)
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """A graph value passed to a kernel: resolved to an arena slice, a user buffer or a constant."""
+
+    value: str
+
+
+@dataclass(frozen=True)
+class ScratchArg:
+    """A kernel-private scratch buffer of `nbytes`, live only during its call."""
+
+    nbytes: int
+
+
+Arg = TensorArg | ConstArray | ScratchArg
+# A parameter of a kernel's `const` params struct: int, float, bool, a constant array (pointer)
+# or a tuple of ints (a small fixed-size array field such as dims[4]).
+ParamValue = int | float | bool | ConstArray | tuple[int, ...]
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,3 +75,22 @@ class KernelRequest:
     def stem(self) -> str:
         """The template stem (and registry key) of the computation."""
         return self.template or self.kernel
+
+
+class Lowering(Protocol):
+    """What an op's `lower` may use of the lowering context (codegen/lower/context.py): the
+    graph and target, tensors and constants as kernel arguments, requests, and views."""
+
+    g: Graph
+    target: "Target"
+    optimize: str
+
+    def cname(self, node: Node) -> str: ...
+    def constant(self, node: Node, role: str, data: Any, dtype: str) -> ConstArray: ...
+    def tensor(self, name: str) -> TensorArg | ConstArray: ...
+    def call(self, node: Node, kernel: str, params: dict[str, ParamValue], args: Sequence[Arg],
+             headers: Sequence[str] = (), part: str | None = None, **request: Any) -> Any: ...
+    def request(self, request: KernelRequest) -> Any: ...
+    def is_io(self, name: str) -> bool: ...
+    def alias(self, out: str, source: str) -> bool: ...
+    def root(self, name: str) -> str: ...

@@ -30,7 +30,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES
-from codegen.lower.kernel import ScratchArg
+from codegen.ops.request import ScratchArg
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.tree_tables import INDEX_TABLES, flash_tables

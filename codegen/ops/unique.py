@@ -18,7 +18,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES, INTEGER_DTYPES
-from codegen.lower.kernel import ScratchArg
+from codegen.ops.request import ScratchArg
 from codegen.ops.bounded import LengthArg, check_graph_outputs_only
 from codegen.ops.broadcast_binary import SUFFIX
 from codegen.ops.common import require_dtypes
