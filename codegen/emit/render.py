@@ -11,14 +11,14 @@ import numpy as np
 
 from codegen import __version__
 from codegen.emit.context import CallCtx, ConstDecl, IOSpec, KernelSource, ModelCtx, ParamInit
-from codegen.emit.layout import planned_calls, scratch_name
 from codegen.emit.literals import c_api_values, c_array_values, c_float, c_int
 from codegen.emit.weights_blob import build_blob
 from codegen.ir.types import C_TYPES
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.lower.kernel import ConstArray, ParamValue, ScratchArg, TensorArg
-from codegen.kernels.select import template_path
+from codegen.kernels.select import planned_calls, template_path
 from codegen.memory import Plan
+from codegen.memory.lifetimes import scratch_name
 from codegen.ops.bounded import LengthArg, bounded_values, length_output
 from codegen.resources import RUNTIME_C, TEMPLATES
 

@@ -64,6 +64,14 @@ def planned(call: KernelCall, taken: bool) -> KernelCall:
                    function=f"kiln_{alternative.kernel}", args=args, inplace_ok=list(call.inplace_ok))
 
 
+def planned_calls(ctx: "LowerContext", plan) -> list[KernelCall]:
+    """The calls as emitted: a call whose in-place pair the memory plan took runs the in-place
+    alternative its kernel declared; every other call is the lowered one."""
+    chosen = set(plan.aliases)
+    return [planned(call, any((ctx.root(o), ctx.root(i)) in chosen for o, i in call.inplace_ok))
+            for call in ctx.calls]
+
+
 def template_for_name(kernel: str, variants: tuple[str, ...]) -> str:
     """The template of the kernel called `kernel` on a target, for code that holds only the
     name a manifest or a weights blob records (not the call): the spec `select` takes for a
@@ -80,5 +88,5 @@ def variant_for_name(kernel: str, variants: tuple[str, ...]) -> str:
     return template_for_name(kernel, variants).split("/")[1]
 
 
-__all__ = ["REFERENCE", "select", "planned", "lower_request", "template_path", "template_for_name",
+__all__ = ["REFERENCE", "select", "planned", "planned_calls", "lower_request", "template_path", "template_for_name",
            "variant_for_name"]

@@ -1,12 +1,12 @@
-"""From the lowered program to arena buffers: lifetimes, aliases and scratch space."""
+"""Buffer lifetimes of the lowered program: arena buffers (activations, scratch space) from the
+call that writes each to the last that reads it, and the in-place aliases the kernels allow."""
 
 from __future__ import annotations
 
 from codegen.ir.types import np_dtype
-from codegen.kernels.select import planned
 from codegen.lower.context import LowerContext
-from codegen.lower.kernel import KernelCall, ScratchArg
-from codegen.memory import Alias, Buffer, Plan
+from codegen.lower.kernel import ScratchArg
+from codegen.memory.buffers import Alias, Buffer
 
 
 def scratch_name(call_index: int, arg_index: int) -> str:
@@ -69,11 +69,3 @@ def arena_aliases(ctx: LowerContext, buffers: list[Buffer]) -> list[Alias]:
             else:
                 out.append(Alias(bo.name, bi.name, temp))
     return out
-
-
-def planned_calls(ctx: LowerContext, plan: Plan) -> list[KernelCall]:
-    """The calls as emitted: a call whose in-place pair the plan took runs the in-place
-    alternative its kernel declared (the kernel registry's choice, codegen.kernels.select.planned)."""
-    chosen = set(plan.aliases)
-    return [planned(call, any((ctx.root(o), ctx.root(i)) in chosen for o, i in call.inplace_ok))
-            for call in ctx.calls]
