@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from codegen.kernels.linear import depthwise_rows_path
 from codegen.lower.kernel import KernelCall, TensorArg
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def allow_depthwise_inplace(ctx: "LowerContext", call: KernelCall, itemsize: int
     ctx.allow_inplace(call, call.writes[0], call.args[0].value, alternative, temp)
 
 
-def conv_overlap_shift(p: dict, itemsize: int, tile: int = 1) -> int:
+def conv_overlap_shift(p: dict, itemsize: int, tile: int = 1, reads_first: bool = False) -> int:
     """The least offset(input) - offset(output) at which the reference conv kernel never
     overwrites input it has still to read. It writes output pixel q (all channels, row-major
     over batch, oy, ox) while reading q's window; every input pixel from m(q) on (the first
@@ -58,7 +59,10 @@ def conv_overlap_shift(p: dict, itemsize: int, tile: int = 1) -> int:
     at or below input pixel m(q): (q + 1) * out_pixel <= shift + m(q) * in_pixel for all q.
     A kernel computing `tile` pixels at once (NEON's float conv: whole tiles of the pixels
     flattened over batches, then single ones) writes a tile s..s+tile-1 while reading any of
-    its windows: the tile must end at or below m(s)."""
+    its windows: the tile must end at or below m(s). A kernel that `reads_first` (every window
+    of a tile copied to scratch before any of it is written: the DSP and Helium conv's pair of
+    im2col columns, their depthwise kernels' padded input rows of an output row) only has to
+    spare what later tiles read: the tile must end at or below m(s + tile)."""
     oy, ox = np.arange(p["out_h"]), np.arange(p["out_w"])
 
     def first_valid(start, size, k, dilation):
@@ -78,23 +82,51 @@ def conv_overlap_shift(p: dict, itemsize: int, tile: int = 1) -> int:
     tiled = q < first.size - first.size % tile
     start = np.where(tiled, q - q % tile, q)
     end = np.where(tiled, start + tile, q + 1)
-    finite = needed[start] < (1 << 40)
+    spared = needed[start]
+    if reads_first:  # m(end): the first pixel a later tile reads (none after the last tile)
+        spared = np.concatenate([needed, [1 << 40]])[np.minimum(end, first.size)]
+    finite = spared < (1 << 40)
     if not finite.any():
         return 0
-    return max(int((end[finite] * out_px - needed[start][finite] * in_px).max()), 0)
+    return max(int((end[finite] * out_px - spared[finite] * in_px).max()), 0)
 
 
-def allow_conv_overlap(ctx: "LowerContext", call: KernelCall, itemsize: int, tile: int = 1) -> None:
+def allow_conv_overlap(ctx: "LowerContext", call: KernelCall, itemsize: int, tile: int = 1,
+                       reads_first: bool = False) -> None:
     """A conv2d call may write its output partly over its input (TinyEngine-style partial
     overlap): the input starting `conv_overlap_shift` bytes or more above the output. Declared
     only when that overlap saves bytes (shift below the output's size), by the specs whose
     kernel reads no further ahead than `tile` pixels' windows: the reference kernels (1) and
-    NEON's float one (codegen/kernels/neon/conv2d_f32.py); not the repacked int8 variants,
-    which read two output pixels' windows ahead."""
+    NEON's float one (codegen/kernels/neon/conv2d_f32.py), and, `reads_first`, the DSP and
+    Helium int8 kernels (codegen/kernels/cortex_m_dsp, codegen/kernels/mve). A depthwise call
+    (no out_c in its block) has in_c * depth_multiplier output channels."""
     if not isinstance(call.args[0], TensorArg):
         return
     p = call.params
-    shift = conv_overlap_shift(p, itemsize, tile)
+    if "out_c" not in p:
+        p = {**p, "out_c": p["in_c"] * p["depth_multiplier"]}
+    shift = conv_overlap_shift(p, itemsize, tile, reads_first)
     out_bytes = p["batches"] * p["out_h"] * p["out_w"] * p["out_c"] * itemsize
     if shift < out_bytes:
         ctx.allow_inplace(call, call.writes[0], call.args[0].value, overlap=shift)
+
+
+def allow_pair_conv_overlap(ctx: "LowerContext", call: KernelCall, reads_first: bool = True) -> None:
+    """The DSP and Helium int8 conv kernels compute two output pixels of an image at a time,
+    copying both windows to scratch (a lone last pixel's twice) before they write either
+    (`reads_first`), or, Helium's pointwise path, reading them in place while writing the
+    pair. The pairs restart with each image, which conv_overlap_shift's tiles over the
+    flattened pixels only match for one image or an even count of pixels per image."""
+    p = call.params
+    if p["batches"] == 1 or (p["out_h"] * p["out_w"]) % 2 == 0:
+        allow_conv_overlap(ctx, call, itemsize=1, tile=2, reads_first=reads_first)
+
+
+def allow_rows_depthwise_overlap(ctx: "LowerContext", call: KernelCall, vector: int) -> None:
+    """The DSP (`vector` 4) and Helium (1) int8 depthwise kernels: on their padded-rows path
+    an output row's input rows are copied before the row is written (tiles of out_w pixels
+    that read first); otherwise they read each pixel's window while writing its channels."""
+    if depthwise_rows_path(call.params, vector):
+        allow_conv_overlap(ctx, call, itemsize=1, tile=call.params["out_w"], reads_first=True)
+    else:
+        allow_conv_overlap(ctx, call, itemsize=1)

@@ -122,15 +122,24 @@ def vector_requant(request: KernelRequest, ctx, rows: np.ndarray, fc_per_tensor:
     return p, ctx.constant(request.node, "rq", table, "int32")
 
 
-def depthwise_rows_bytes(shape: dict, vector: int = 4) -> int:
-    """Scratch of the DSP and Helium depthwise kernels: on their fast path (depth multiplier 1,
-    channels a multiple of `vector`, 1 for Helium's predicated loads) over a padded layer, k_h
-    input rows as wide as the windows of one output row reach, padding included; 4 bytes
-    otherwise. The kernels make the same decision."""
+def depthwise_rows_path(shape: dict, vector: int = 4) -> bool:
+    """Whether the DSP and Helium depthwise kernels take their padded-rows path (depth
+    multiplier 1, channels a multiple of `vector`, a padded layer): each output row's input
+    rows are copied to scratch before any of the row is written. The kernels make the same
+    decision."""
     reach_h = (shape["out_h"] - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
     reach_w = (shape["out_w"] - 1) * shape["stride_w"] + (shape["k_w"] - 1) * shape["dilation_w"] + 1
     padded = (shape["pad_top"] > 0 or shape["pad_left"] > 0 or reach_h > shape["in_h"]
               or reach_w > shape["in_w"])
-    if shape["depth_multiplier"] != 1 or shape["in_c"] % vector or not padded:
+    return shape["depth_multiplier"] == 1 and shape["in_c"] % vector == 0 and padded
+
+
+def depthwise_rows_bytes(shape: dict, vector: int = 4) -> int:
+    """Scratch of the DSP and Helium depthwise kernels: on their fast path (depth multiplier 1,
+    channels a multiple of `vector`, 1 for Helium's predicated loads) over a padded layer, k_h
+    input rows as wide as the windows of one output row reach, padding included; 4 bytes
+    otherwise."""
+    if not depthwise_rows_path(shape, vector):
         return 4
+    reach_w = (shape["out_w"] - 1) * shape["stride_w"] + (shape["k_w"] - 1) * shape["dilation_w"] + 1
     return shape["k_h"] * reach_w * shape["in_c"]

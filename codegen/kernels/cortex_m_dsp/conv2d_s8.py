@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels import repack
+from codegen.kernels.inplace import allow_pair_conv_overlap
 from codegen.kernels.linear import DSP_HEADERS, ConvShape, OutputStage, dsp_requant, output_stage, weights
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
 from codegen.lower.kernel import ConstArray, ScratchArg
@@ -34,3 +35,7 @@ class Conv2dS8DspSpec(KernelSpec):
                 ctx.tensor(node.outputs[0]), scratch)
         return Prepared(cls.Params(**request.params, **output_stage(p), input_zp=p.input_zp, rq_r2=r2, k4=k4,
                                    rq=rq), args, cls.headers)
+
+    @classmethod
+    def declare(cls, call, ctx):
+        allow_pair_conv_overlap(ctx, call)

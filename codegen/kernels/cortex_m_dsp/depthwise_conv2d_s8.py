@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels import repack
+from codegen.kernels.inplace import allow_rows_depthwise_overlap
 from codegen.kernels.linear import (DSP_HEADERS, DepthwiseShape, OutputStage, depthwise_rows_bytes, dsp_requant,
                                     output_stage, weights)
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
@@ -33,3 +34,7 @@ class DepthwiseConv2dS8DspSpec(KernelSpec):
                 ctx.tensor(node.outputs[0]), ScratchArg(depthwise_rows_bytes(request.params)))
         return Prepared(cls.Params(**request.params, **output_stage(p), input_zp=p.input_zp, rq_r2=r2, rq=rq),
                         args, cls.headers)
+
+    @classmethod
+    def declare(cls, call, ctx):
+        allow_rows_depthwise_overlap(ctx, call, vector=4)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels import repack
+from codegen.kernels.inplace import allow_pair_conv_overlap
 from codegen.kernels.linear import MVE_HEADERS, ConvShape, OutputStage, output_stage, vector_requant, weights
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
 from codegen.lower.kernel import ConstArray, ScratchArg
@@ -32,3 +33,12 @@ class Conv2dS8MveSpec(KernelSpec):
                 ctx.tensor(node.outputs[0]), ScratchArg(2 * k16))
         return Prepared(cls.Params(**request.params, **output_stage(p), input_zp=p.input_zp, k16=k16, rq=rq),
                         args, cls.headers)
+
+    @classmethod
+    def declare(cls, call, ctx):
+        p = call.params
+        direct = (p["k_h"] == 1 and p["k_w"] == 1 and p["stride_h"] == 1 and p["stride_w"] == 1 and p["pad_top"] == 0
+                  and p["pad_left"] == 0 and p["out_h"] == p["in_h"] and p["out_w"] == p["in_w"])
+        # the pointwise path reads the pixels in place while it writes their pair (only when
+        # the output overlaps the input: channel blocks over all pixels otherwise)
+        allow_pair_conv_overlap(ctx, call, reads_first=not direct)

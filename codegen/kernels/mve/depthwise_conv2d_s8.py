@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels import repack
+from codegen.kernels.inplace import allow_rows_depthwise_overlap
 from codegen.kernels.linear import (MVE_HEADERS, DepthwiseShape, OutputStage, depthwise_rows_bytes, output_stage,
                                     vector_requant, weights)
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
@@ -34,3 +35,7 @@ class DepthwiseConv2dS8MveSpec(KernelSpec):
         args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", taps, "int8"), ctx.tensor(node.outputs[0]),
                 ScratchArg(depthwise_rows_bytes(shape, vector=1)))
         return Prepared(cls.Params(**shape, **output_stage(p), input_zp=p.input_zp, rq=rq), args, cls.headers)
+
+    @classmethod
+    def declare(cls, call, ctx):
+        allow_rows_depthwise_overlap(ctx, call, vector=1)
