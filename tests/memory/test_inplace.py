@@ -19,7 +19,7 @@ from codegen.memory.planners import greedy_aliases, place_greedy
 from codegen.verify.host import run_generated
 from codegen.verify.samples import random_samples
 from helpers import build_graph
-from inplace_nets import mobilenet_style
+from inplace_nets import forced_inplace as _forced, mobilenet_style
 
 
 @st.composite
@@ -179,22 +179,6 @@ def _dw_graph(dtype: str):
     for o in outs:
         b.output(o)
     return b.build()
-
-
-def _forced(g):
-    """The build without in-place reuse, and the same program with every usable alias taken
-    (the planners only take those that lower the peak): (plain build, forced files, chosen)."""
-    # Fusion off: the planner would merge the residual Add with the Clip after it (one buffer
-    # less), and this test is about every kind of in-place reuse of unfused kernels.
-    plain = build_graph(g, planner="linear", fusion="off")
-    chosen = greedy_aliases(plain.buffers, plain.aliases)
-    offsets = place_greedy(plain.buffers, chosen)
-    temps = [a.temp for a in chosen if a.temp is not None]
-    arena = max(offsets[b.name] + b.size for b in plain.buffers + temps)
-    plan = Plan(offsets, arena, plain.plan.lower_bound, "forced", "FEASIBLE", aliases=tuple(a.pair for a in chosen))
-    validate_plan(plain.buffers, plan, plain.aliases)
-    files = {**plain.files, **render(plain.lowered, plan, name="t", model_file="t.test", model_sha256="0" * 64)}
-    return plain, files, chosen
 
 
 def _assert_same_outputs(plain, files, seed=9):
