@@ -111,15 +111,14 @@ def allow_conv_overlap(ctx: "LowerContext", call: KernelCall, itemsize: int, til
         ctx.allow_inplace(call, call.writes[0], call.args[0].value, overlap=shift)
 
 
-def allow_pair_conv_overlap(ctx: "LowerContext", call: KernelCall, reads_first: bool = True) -> None:
-    """The DSP and Helium int8 conv kernels compute two output pixels of an image at a time,
-    copying both windows to scratch (a lone last pixel's twice) before they write either
-    (`reads_first`), or, Helium's pointwise path, reading them in place while writing the
-    pair. The pairs restart with each image, which conv_overlap_shift's tiles over the
+def allow_pair_conv_overlap(ctx: "LowerContext", call: KernelCall) -> None:
+    """The DSP and Helium int8 conv kernels copy the windows of two output pixels of an image
+    to scratch (a lone last pixel's twice) before they write either: tiles of two pixels that
+    read first. The tiles restart with each image, which conv_overlap_shift's tiles over the
     flattened pixels only match for one image or an even count of pixels per image."""
     p = call.params
     if p["batches"] == 1 or (p["out_h"] * p["out_w"]) % 2 == 0:
-        allow_conv_overlap(ctx, call, itemsize=1, tile=2, reads_first=reads_first)
+        allow_conv_overlap(ctx, call, itemsize=1, tile=2, reads_first=True)
 
 
 def allow_rows_depthwise_overlap(ctx: "LowerContext", call: KernelCall, vector: int) -> None:

@@ -39,6 +39,7 @@ class Conv2dS8MveSpec(KernelSpec):
         p = call.params
         direct = (p["k_h"] == 1 and p["k_w"] == 1 and p["stride_h"] == 1 and p["stride_w"] == 1 and p["pad_top"] == 0
                   and p["pad_left"] == 0 and p["out_h"] == p["in_h"] and p["out_w"] == p["in_w"])
-        # the pointwise path reads the pixels in place while it writes their pair (only when
-        # the output overlaps the input: channel blocks over all pixels otherwise)
-        allow_pair_conv_overlap(ctx, call, reads_first=not direct)
+        # The pointwise path runs a block of four channels over every pixel, then the next
+        # block over them again: its output may not overlap its input at all.
+        if not direct:
+            allow_pair_conv_overlap(ctx, call)
