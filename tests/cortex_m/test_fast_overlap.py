@@ -22,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("cortex_m")
 LAYERS = [
     ("Conv2D", (1, 6, 7, 4), (8, 3, 3, 4), {"pads": (1, 1, 1, 1)}),  # im2col pairs
     ("Conv2D", (1, 5, 5, 8), (16, 1, 1, 8), {}),  # widening pointwise, odd pixels
-    ("Conv2D", (1, 4, 6, 32), (12, 1, 1, 32), {}),  # pointwise, 16k channels
+    ("Conv2D", (1, 4, 6, 32), (12, 1, 1, 32), {}),  # pointwise, 16k channels (Helium: copied when overlapped)
     ("Conv2D", (2, 4, 4, 6), (10, 1, 1, 6), {}),  # two images, even pixels
     ("Conv2D", (1, 9, 8, 3), (5, 3, 3, 3), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),
     ("DepthwiseConv2D", (1, 6, 5, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1)}),  # padded rows
@@ -61,11 +61,9 @@ def test_fast_kernels_overlapping_their_input_are_bit_exact(target):
     g = _chain_graph()
     plain, files, chosen = forced_inplace(g, target)
     overlapped = {a.out for a in chosen if a.out.startswith("layer")}
-    # every conv and depthwise layer declares an overlap that saves bytes but Helium's
-    # pointwise ones (a block of channels over every pixel, then the next block); the fully
-    # connected layers none (their output is smaller than one input row)
-    helium_pointwise = {"layer1", "layer2", "layer3"} if target == "cortex-m55" else set()
-    assert overlapped == {f"layer{k}" for k, (op, *_) in enumerate(LAYERS) if op != "FullyConnected"} - helium_pointwise
+    # every conv and depthwise layer declares an overlap that saves bytes; the fully connected
+    # layers none (their output is smaller than one input row)
+    assert overlapped == {f"layer{k}" for k, (op, *_) in enumerate(LAYERS) if op != "FullyConnected"}
     if target == "cortex-m4":  # the DSP fully connected kernel reads these rows in place
         fc = [c for c in plain.lowered.calls if c.kernel == "fully_connected_s8"]
         assert [c.params["widen"] for c in fc] == [0, 0]
