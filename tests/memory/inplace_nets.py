@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from codegen.compiler import compile_graph
 from codegen.emit.render import render
 from codegen.ir import Graph, GraphBuilder, Quant
 from codegen.memory import Plan, validate_plan
 from codegen.memory.planners import greedy_aliases, place_greedy
-from helpers import build_graph
+from codegen.options import CompileOptions
+from codegen.targets import load_target
 
 
 def mobilenet_style(dtype: str = "int8", hw: int = 24, seed: int = 0) -> Graph:
@@ -61,7 +63,8 @@ def forced_inplace(g: Graph, target: str = "host"):
     (the planners only take those that lower the peak): (plain build, forced files, chosen)."""
     # Fusion off: the planner would merge the residual Add with the Clip after it (one buffer
     # less), and the tests are about every kind of in-place reuse of unfused kernels.
-    plain = build_graph(g, target=target, planner="linear", fusion="off")
+    plain = compile_graph(g, CompileOptions(load_target(target), planner="linear", fusion="off"), name="t",
+                          model_file="t.test", model_sha256="0" * 64)
     chosen = greedy_aliases(plain.buffers, plain.aliases)
     offsets = place_greedy(plain.buffers, chosen)
     temps = [a.temp for a in chosen if a.temp is not None]
