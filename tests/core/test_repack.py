@@ -113,6 +113,25 @@ def test_gemm_rows_unpack_into_natural_pairs(o, k, block):
                 assert _sxtb16(word) + _sxtb16(word, True) == tuple(padded[r, 4 * g:4 * g + 4])
 
 
+@pytest.mark.parametrize("o,k", [(4, 8), (6, 61), (3, 130)])
+def test_gemm_rows_natural_meet_int8_input_split_by_sxtb16(o, k):
+    """kiln_dsp_dot_4x1_s8: SXTB16 splits an input word into (x0, x2) and (x1, x3); the
+    natural-order weight word splits the same way, so the two SMLADs sum w . x."""
+    rng = np.random.default_rng(o + k)
+    rows = rng.integers(-128, 128, (o, k)).astype(np.int8)
+    x = np.zeros(repack.round_up(k, 4), np.int64)
+    x[:k] = rng.integers(-128, 128, k)
+    words = repack.dsp_gemm_rows(rows, 4, natural=True).reshape(-1, repack.round_up(k, 4) // 4, 4)
+    xw = repack._words(x.astype(np.int8))  # the input as the kernel loads it
+    for r in range(o):
+        acc = 0
+        for g, xg in enumerate(xw):
+            w = int(words[r // 4, g, r % 4])
+            acc += sum(a * b for a, b in zip(_sxtb16(w), _sxtb16(int(xg))))
+            acc += sum(a * b for a, b in zip(_sxtb16(w, True), _sxtb16(int(xg), True)))
+        assert acc == int(rows[r].astype(np.int64) @ x[:k])
+
+
 def test_depthwise_taps_are_lanes_of_two_words_per_tap():
     taps = np.random.default_rng(1).integers(-128, 128, (9, 6)).astype(np.int8)
     words = repack.dsp_depthwise_taps(taps)
