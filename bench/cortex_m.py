@@ -164,8 +164,11 @@ def render(results: dict, toolchain: str, peers: dict | None = None) -> str:
                          f"{_peer(p.flash, p)} | {peer_ram} |")
     lines += ["", "Kiln's arena (the model's RAM less a few bytes of data) includes the fast kernels' scratch "
               "buffers — im2col columns and accumulators of the convolution, the int16 input row of the fully "
-              "connected kernel, the padded input rows of the depthwise kernel — which the memory planner "
-              "places in the gaps of the activations' lifetimes where it can. Flash: the repacked GEMM weights "
+              "connected kernel (where that copy is no larger than the layer's input and output; otherwise "
+              "it reads the int8 row in place), the padded input rows of the depthwise kernel — which the "
+              "memory planner places in the gaps of the activations' lifetimes where it can, and takes the "
+              "overlaps those kernels declare (a convolution's or depthwise layer's output over its dying "
+              "input; bench/MEMORY.md, \"Arena on the fast Cortex-M kernels\"). Flash: the repacked GEMM weights "
               "take the bytes of the int8 weights (padded to whole words and blocks), the DSP depthwise "
               "weights twice that (int16 lanes, so that the inner loop does not unpack them), and the "
               "per-channel constants 16 bytes per output channel (reference kernels: 12).", ""]

@@ -223,6 +223,24 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t 
     return w;
 }
 
+/* Four weight words of a group (one per row) times the group's input lanes xa, xb into
+ * a0..a3: two LDRD, eight SXTB16, eight SMLAD. Shared by the two 4x1 kernels below. */
+#define KILN_DSP_4X1_ROWS(ra, rb)                                                               \
+    "ldrd   %[w0], %[w1], [%[w]], #8\n\t"                                                     \
+    "sxtb16 %[t], %[w0]\n\t"                                                                  \
+    "sxtb16 %[w0], %[w0], ror #8\n\t"                                                         \
+    "smlad  %[" ra "], %[t], %[xa], %[" ra "]\n\t"                                            \
+    "smlad  %[" ra "], %[w0], %[xb], %[" ra "]\n\t"                                           \
+    "sxtb16 %[t], %[w1]\n\t"                                                                  \
+    "sxtb16 %[w1], %[w1], ror #8\n\t"                                                         \
+    "smlad  %[" rb "], %[t], %[xa], %[" rb "]\n\t"                                            \
+    "smlad  %[" rb "], %[w1], %[xb], %[" rb "]\n\t"
+#define KILN_DSP_4X1_OPERANDS                                                                   \
+    : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [w] "+r"(w),   \
+      [n] "+r"(pairs), [xa] "=&r"(xa), [xb] "=&r"(xb), [w0] "=&r"(w0), [w1] "=&r"(w1),          \
+      [t] "=&r"(t)                                                                              \
+    : : "cc", "memory"
+
 /* Four rows of packed weights (repack.dsp_gemm_rows with rows=4: per group of four weights,
  * the word of each of the four rows in turn) times one int16 column (4-byte aligned):
  * acc[r] += row r . c. Per group one LDRD of the column, two of the weights, eight SXTB16 and
@@ -246,23 +264,8 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_4x1(const int32_t *w, const int16_t 
 #else
     int32_t pairs = groups >> 1;
     int32_t xa, xb, w0, w1, t;
-#define KILN_DSP_4X1_ROWS(ra, rb)                                                               \
-    "ldrd   %[w0], %[w1], [%[w]], #8\n\t"                                                     \
-    "sxtb16 %[t], %[w0]\n\t"                                                                  \
-    "sxtb16 %[w0], %[w0], ror #8\n\t"                                                         \
-    "smlad  %[" ra "], %[t], %[xa], %[" ra "]\n\t"                                            \
-    "smlad  %[" ra "], %[w0], %[xb], %[" ra "]\n\t"                                           \
-    "sxtb16 %[t], %[w1]\n\t"                                                                  \
-    "sxtb16 %[w1], %[w1], ror #8\n\t"                                                         \
-    "smlad  %[" rb "], %[t], %[xa], %[" rb "]\n\t"                                            \
-    "smlad  %[" rb "], %[w1], %[xb], %[" rb "]\n\t"
 #define KILN_DSP_4X1_GROUP                                                                      \
     "ldrd   %[xa], %[xb], [%[c]], #8\n\t" KILN_DSP_4X1_ROWS("a0", "a1") KILN_DSP_4X1_ROWS("a2", "a3")
-#define KILN_DSP_4X1_OPERANDS                                                                   \
-    : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [w] "+r"(w),   \
-      [n] "+r"(pairs), [xa] "=&r"(xa), [xb] "=&r"(xb), [w0] "=&r"(w0), [w1] "=&r"(w1),          \
-      [t] "=&r"(t)                                                                              \
-    : : "cc", "memory"
     if (pairs > 0) {
         __asm__ volatile("1:\n\t" KILN_DSP_4X1_GROUP KILN_DSP_4X1_GROUP
                          "subs   %[n], %[n], #1\n\t"
@@ -271,9 +274,7 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_4x1(const int32_t *w, const int16_t 
     if (groups & 1) {
         __asm__ volatile(KILN_DSP_4X1_GROUP KILN_DSP_4X1_OPERANDS);
     }
-#undef KILN_DSP_4X1_ROWS
 #undef KILN_DSP_4X1_GROUP
-#undef KILN_DSP_4X1_OPERANDS
 #endif
     acc[0] = a0;
     acc[1] = a1;
@@ -281,6 +282,47 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_4x1(const int32_t *w, const int16_t 
     acc[3] = a3;
     return w;
 }
+
+/* The same four rows, packed in the natural byte order (repack.dsp_gemm_rows with
+ * natural=True), times int8 input read in place, `groups` whole words of it (any alignment):
+ * SXTB16 splits each input word into (x0, x2) and (x1, x3), which meet the weight word's
+ * (w0, w2) and (w1, w3). No int16 copy of the row, so no scratch; two SXTB16 more per group
+ * than kiln_dsp_dot_4x1. Returns w past the groups read. */
+KILN_DSP_INLINE const int32_t *kiln_dsp_dot_4x1_s8(const int32_t *w, const int8_t *x, int32_t groups,
+                                                   int32_t acc[4])
+{
+    const int8_t *c = x;
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+#if !defined(__OPTIMIZE__)
+    int32_t g;
+    (void)c;
+    for (g = 0; g < groups; ++g, x += 4, w += 4) {
+        const int32_t xa = __sxtb16(kiln_dsp_ld32(x)), xb = kiln_dsp_sxtb16_ror8(kiln_dsp_ld32(x));
+        a0 = __smlad(kiln_dsp_sxtb16_ror8(w[0]), xb, __smlad(__sxtb16(w[0]), xa, a0));
+        a1 = __smlad(kiln_dsp_sxtb16_ror8(w[1]), xb, __smlad(__sxtb16(w[1]), xa, a1));
+        a2 = __smlad(kiln_dsp_sxtb16_ror8(w[2]), xb, __smlad(__sxtb16(w[2]), xa, a2));
+        a3 = __smlad(kiln_dsp_sxtb16_ror8(w[3]), xb, __smlad(__sxtb16(w[3]), xa, a3));
+    }
+#else
+    int32_t pairs = groups;
+    int32_t xa, xb, w0, w1, t;
+    if (pairs > 0) {
+        __asm__ volatile("1:\n\t"
+                         "ldr    %[xb], [%[c]], #4\n\t"
+                         "sxtb16 %[xa], %[xb]\n\t"
+                         "sxtb16 %[xb], %[xb], ror #8\n\t" KILN_DSP_4X1_ROWS("a0", "a1") KILN_DSP_4X1_ROWS("a2", "a3")
+                         "subs   %[n], %[n], #1\n\t"
+                         "bne    1b\n\t" KILN_DSP_4X1_OPERANDS);
+    }
+#endif
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+    return w;
+}
+#undef KILN_DSP_4X1_ROWS
+#undef KILN_DSP_4X1_OPERANDS
 
 /* ---- depthwise ---- */
 

@@ -1,16 +1,19 @@
-"""Compile-time repacking for the fast kernel variants (codegen/lower/repack.py), checked on
+"""Compile-time repacking for the fast kernel variants (codegen/kernels/repack.py), checked on
 the host: the DSP requantization records reproduce TFLM's output stage exactly (a numpy
 model of kiln_dsp_requant / kiln_dsp_requant_r2, instruction by instruction), and the
 weight layouts put every weight where the kernels' SXTB16 / SMLAD lanes expect it. Which
-variant lowering uses is the emitter's choice (ctx.kernel_variant)."""
+variant runs is the kernel registry's choice (codegen.kernels.select)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from codegen.lower import repack
-from codegen.lower.variants import kernel_template, kernel_variant
+from codegen.kernels import repack
+from codegen.errors import KilnError
+from codegen.ir.graph import Node
+from codegen.kernels.select import select, template_for_name
+from codegen.ops.request import KernelRequest
 from codegen.quant import multiply_by_quantized_multiplier, quantize_multiplier
 from codegen.targets import load_target
 
@@ -110,6 +113,25 @@ def test_gemm_rows_unpack_into_natural_pairs(o, k, block):
                 assert _sxtb16(word) + _sxtb16(word, True) == tuple(padded[r, 4 * g:4 * g + 4])
 
 
+@pytest.mark.parametrize("o,k", [(4, 8), (6, 61), (3, 130)])
+def test_gemm_rows_natural_meet_int8_input_split_by_sxtb16(o, k):
+    """kiln_dsp_dot_4x1_s8: SXTB16 splits an input word into (x0, x2) and (x1, x3); the
+    natural-order weight word splits the same way, so the two SMLADs sum w . x."""
+    rng = np.random.default_rng(o + k)
+    rows = rng.integers(-128, 128, (o, k)).astype(np.int8)
+    x = np.zeros(repack.round_up(k, 4), np.int64)
+    x[:k] = rng.integers(-128, 128, k)
+    words = repack.dsp_gemm_rows(rows, 4, natural=True).reshape(-1, repack.round_up(k, 4) // 4, 4)
+    xw = repack._words(x.astype(np.int8))  # the input as the kernel loads it
+    for r in range(o):
+        acc = 0
+        for g, xg in enumerate(xw):
+            w = int(words[r // 4, g, r % 4])
+            acc += sum(a * b for a, b in zip(_sxtb16(w), _sxtb16(int(xg))))
+            acc += sum(a * b for a, b in zip(_sxtb16(w, True), _sxtb16(int(xg), True)))
+        assert acc == int(rows[r].astype(np.int64) @ x[:k])
+
+
 def test_depthwise_taps_are_lanes_of_two_words_per_tap():
     taps = np.random.default_rng(1).integers(-128, 128, (9, 6)).astype(np.int8)
     words = repack.dsp_depthwise_taps(taps)
@@ -135,11 +157,18 @@ def test_mve_layouts():
     assert list(table) == [1, 2, 3, 0, 10, 20, 30, 0, 0, 0, 2, 0, -4, 0, 0, 0]
 
 
-def test_variant_lookup_is_the_emitters():
+def test_select_takes_the_first_variant_with_a_spec():
     m4, host, m55 = load_target("cortex-m4"), load_target("host"), load_target("cortex-m55")
-    assert kernel_variant("conv2d_s8", m4.variants) == "cortex_m_dsp"
-    assert kernel_variant("conv2d_s8", host.variants) == "reference"
-    assert kernel_variant("softmax_s8", m4.variants) == "reference"  # no DSP template: falls back
-    assert kernel_template("depthwise_conv2d_s8", m55.variants).split("/")[1] in ("mve", "cortex_m_dsp")
+
+    def variant(kernel, target):
+        return select(KernelRequest(kernel, Node("Op", "n", [], []), {}), target.variants).variant
+
+    assert variant("conv2d_s8", m4) == "cortex_m_dsp"
+    assert variant("conv2d_s8", host) == "reference"
+    assert variant("softmax_s8", m4) == "reference"  # no DSP spec: the reference kernel computes it
+    assert variant("depthwise_conv2d_s8", m55) in ("mve", "cortex_m_dsp")
+    assert template_for_name("depthwise_conv2d_s8", m55.variants) == "kernels/mve/depthwise_conv2d_s8.c.j2"
+    with pytest.raises(KilnError):
+        select(KernelRequest("no_such_kernel", Node("Op", "n", [], []), {}), m4.variants)
     with pytest.raises(FileNotFoundError):
-        kernel_template("no_such_kernel", m4.variants)
+        template_for_name("no_such_kernel", m4.variants)

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from codegen.compiler import compile_graph
+from codegen.emit.render import render
 from codegen.ir import Graph, GraphBuilder, Quant
+from codegen.memory import Plan, validate_plan
+from codegen.memory.planners import greedy_aliases, place_greedy
+from codegen.options import CompileOptions
+from codegen.targets import load_target
 
 
 def mobilenet_style(dtype: str = "int8", hw: int = 24, seed: int = 0) -> Graph:
@@ -50,3 +56,20 @@ def mobilenet_style(dtype: str = "int8", hw: int = 24, seed: int = 0) -> Graph:
     y = b.node("Sigmoid", [y], name="sig", quant=act_q(1.0 / 256, -128))
     y = layer("Conv2D", y, 1.0 / 256, (4, 1, 1, 8), 0.05, "head")
     return b.output(y).build()
+
+
+def forced_inplace(g: Graph, target: str = "host"):
+    """The build without in-place reuse, and the same program with every usable alias taken
+    (the planners only take those that lower the peak): (plain build, forced files, chosen)."""
+    # Fusion off: the planner would merge the residual Add with the Clip after it (one buffer
+    # less), and the tests are about every kind of in-place reuse of unfused kernels.
+    plain = compile_graph(g, CompileOptions(load_target(target), planner="linear", fusion="off"), name="t",
+                          model_file="t.test", model_sha256="0" * 64)
+    chosen = greedy_aliases(plain.buffers, plain.aliases)
+    offsets = place_greedy(plain.buffers, chosen)
+    temps = [a.temp for a in chosen if a.temp is not None]
+    arena = max(offsets[b.name] + b.size for b in plain.buffers + temps)
+    plan = Plan(offsets, arena, plain.plan.lower_bound, "forced", "FEASIBLE", aliases=tuple(a.pair for a in chosen))
+    validate_plan(plain.buffers, plan, plain.aliases)
+    files = {**plain.files, **render(plain.lowered, plan, name="t", model_file="t.test", model_sha256="0" * 64)}
+    return plain, files, chosen

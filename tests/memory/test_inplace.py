@@ -14,12 +14,12 @@ from codegen.ir import GraphBuilder, Quant, run_graph
 from codegen.memory import Alias, Buffer, Plan, PlanError, alias_bound, lower_bound, plan_memory, validate_plan
 from codegen.emit.render import render
 from codegen.memory.buffers import usable_aliases
-from codegen.lower.inplace import conv_overlap_shift
+from codegen.kernels.inplace import conv_overlap_shift
 from codegen.memory.planners import greedy_aliases, place_greedy
 from codegen.verify.host import run_generated
 from codegen.verify.samples import random_samples
 from helpers import build_graph
-from inplace_nets import mobilenet_style
+from inplace_nets import forced_inplace as _forced, mobilenet_style
 
 
 @st.composite
@@ -181,22 +181,6 @@ def _dw_graph(dtype: str):
     return b.build()
 
 
-def _forced(g):
-    """The build without in-place reuse, and the same program with every usable alias taken
-    (the planners only take those that lower the peak): (plain build, forced files, chosen)."""
-    # Fusion off: the planner would merge the residual Add with the Clip after it (one buffer
-    # less), and this test is about every kind of in-place reuse of unfused kernels.
-    plain = build_graph(g, planner="linear", fusion="off")
-    chosen = greedy_aliases(plain.buffers, plain.aliases)
-    offsets = place_greedy(plain.buffers, chosen)
-    temps = [a.temp for a in chosen if a.temp is not None]
-    arena = max(offsets[b.name] + b.size for b in plain.buffers + temps)
-    plan = Plan(offsets, arena, plain.plan.lower_bound, "forced", "FEASIBLE", aliases=tuple(a.pair for a in chosen))
-    validate_plan(plain.buffers, plan, plain.aliases)
-    files = {**plain.files, **render(plain.lowered, plan, name="t", model_file="t.test", model_sha256="0" * 64)}
-    return plain, files, chosen
-
-
 def _assert_same_outputs(plain, files, seed=9):
     samples = random_samples(plain.manifest["inputs"], 2, seed=seed)
     got = run_generated(files, "t", samples, sanitize=True)
@@ -315,3 +299,53 @@ def test_conv_overlap_shift_of_a_pointwise_conv():
     # VWW's widening pointwise conv: footprint 36,864 + 8 instead of 18,432 + 36,864
     assert conv_overlap_shift(p, 1) == 48 * 48 * 16 - 48 * 48 * 8 + 8
     assert conv_overlap_shift({**p, "in_c": 16, "out_c": 8}, 1) == 8  # narrowing: one output pixel
+
+
+def _simulate_tiles_read_first(p: dict, shift: int, tile: int) -> bool:
+    """Run the read/write order of a kernel that reads every window of a tile of output pixels
+    (flattened over batches, the leftover ones alone) before it writes the tile, output at 0,
+    input at `shift`: True when no read sees an overwritten input byte."""
+    clobbered = np.zeros(shift + p["batches"] * p["in_h"] * p["in_w"] * p["in_c"] + 1, bool)
+    pixels = [(n, oy, ox) for n in range(p["batches"]) for oy in range(p["out_h"]) for ox in range(p["out_w"])]
+    whole = len(pixels) - len(pixels) % tile
+    tiles = [range(s, s + tile) for s in range(0, whole, tile)] + [range(q, q + 1) for q in range(whole, len(pixels))]
+    for t in tiles:
+        for n, oy, ox in (pixels[q] for q in t):
+            for ky in range(p["k_h"]):
+                iy = oy * p["stride_h"] - p["pad_top"] + ky * p["dilation_h"]
+                for kx in range(p["k_w"]):
+                    ix = ox * p["stride_w"] - p["pad_left"] + kx * p["dilation_w"]
+                    if 0 <= iy < p["in_h"] and 0 <= ix < p["in_w"]:
+                        a = shift + ((n * p["in_h"] + iy) * p["in_w"] + ix) * p["in_c"]
+                        if clobbered[a:a + p["in_c"]].any():
+                            return False
+        clobbered[t.start * p["out_c"]:t.stop * p["out_c"]] = True
+    return True
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 2), st.integers(1, 7), st.integers(1, 7), st.integers(1, 5), st.integers(1, 6),
+       st.integers(1, 3), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(0, 2),
+       st.sampled_from(["pair", "row"]))
+def test_read_first_overlap_shift_is_safe_and_tight(batches, in_h, in_w, in_c, out_c, k_h, k_w, sh, sw, pt, tiling):
+    """The DSP / Helium kernels' distance: tiles of two pixels (conv) or of an output row
+    (depthwise's padded rows), each tile's windows read before the tile is written."""
+    out_h = (in_h + 2 * pt - (k_h - 1) - 1) // sh + 1
+    out_w = (in_w + 2 * pt - (k_w - 1) - 1) // sw + 1
+    if out_h < 1 or out_w < 1:
+        return
+    p = dict(batches=batches, in_h=in_h, in_w=in_w, in_c=in_c, out_c=out_c, k_h=k_h, k_w=k_w, stride_h=sh,
+             stride_w=sw, dilation_h=1, dilation_w=1, pad_top=pt, pad_left=pt, out_h=out_h, out_w=out_w)
+    tile = 2 if tiling == "pair" else out_w
+    shift = conv_overlap_shift(p, 1, tile, reads_first=True)
+    assert _simulate_tiles_read_first(p, shift, tile)
+    if shift > 0:
+        assert not _simulate_tiles_read_first(p, shift - 1, tile)
+    assert shift <= conv_overlap_shift(p, 1, tile)  # reading first never needs more distance
+
+
+def test_read_first_depthwise_keeps_one_input_row():
+    p = dict(batches=1, in_h=48, in_w=48, in_c=16, out_c=16, k_h=3, k_w=3, stride_h=1, stride_w=1,
+             dilation_h=1, dilation_w=1, pad_top=1, pad_left=1, out_h=48, out_w=48)
+    # a 3x3 depthwise over padded rows: output row oy may overwrite input row oy - 1 and less
+    assert conv_overlap_shift(p, 1, tile=48, reads_first=True) == 48 * 16

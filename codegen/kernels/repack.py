@@ -1,7 +1,7 @@
 """Compile-time layouts of the fast int8 kernels' constants: repacked weights and
 precomputed requantization, in the order each kernel variant reads them.
 
-Pure numpy, no graph: `codegen/lower/packed.py` calls these from the ops' lowering when the
+Pure numpy, no graph: the kernel specs (codegen/kernels/<variant>/*.py) call these when the
 target's kernel variant is not the reference one. DSP constants are int32 arrays holding
 bytes or int16 lanes in little-endian order, so that one aligned load brings what one
 instruction unpacks; Helium weights are plain bytes (its vector loads need no alignment).
@@ -91,17 +91,18 @@ def dsp_requant_r2(multiplier: np.ndarray, shift: np.ndarray) -> bool:
     return bool(np.all(_dead_as_r2(multiplier, shift) <= -2))
 
 
-def dsp_gemm_rows(rows: np.ndarray, block: int = 2) -> np.ndarray:
+def dsp_gemm_rows(rows: np.ndarray, block: int = 2, natural: bool = False) -> np.ndarray:
     """[O, K] int8 weights as the words of the DSP GEMM kernels.
 
     K is zero-padded to a multiple of 4 and O to a multiple of `block` (2 for the
     convolution's 2x2 tile, 4 for the fully connected 4x1). For each block of rows and each
     group g of four weights: the word of each row of the block in turn, with the bytes
-    (w[4g], w[4g+2], w[4g+1], w[4g+3]).
+    (w[4g], w[4g+2], w[4g+1], w[4g+3]) against an int16 column, or, `natural`, in their own
+    order against int8 input that SXTB16 splits the same way (kiln_dsp_dot_4x1_s8).
     """
     o, k = rows.shape
     padded = _pad(_pad(np.asarray(rows, np.int8), 1, round_up(k, 4)), 0, round_up(o, block))
-    groups = padded.reshape(padded.shape[0], -1, 4)[:, :, [0, 2, 1, 3]]
+    groups = padded.reshape(padded.shape[0], -1, 4)[:, :, [0, 1, 2, 3] if natural else [0, 2, 1, 3]]
     words = _words(groups.reshape(padded.shape[0], -1))  # [O', K4/4]
     return words.reshape(-1, block, words.shape[1]).transpose(0, 2, 1).reshape(-1)
 
