@@ -69,15 +69,36 @@ static inline float kiln_hybrid_quantize_symmetric(const float *x, int32_t n, in
     return range / 127.0f;
 }
 
+/* The parameters of AsymmetricQuantizeFloats for the float range lo = min(0, min x) <
+ * hi = max(0, max x), in double as LiteRT computes them: returns the scale, writes the
+ * nudged zero point and the float reciprocal of the scale the codes are computed with. */
+static inline float kiln_hybrid_asymmetric_params(float lo, float hi, int32_t *zero_point, float *inv)
+{
+    const double scale = (double)(hi - lo) / 255.0; /* float subtraction, double division */
+    const double lo_q = (double)lo / scale;
+    const double hi_q = (double)hi / scale;
+    const double err_min = 128.0 + (lo_q < 0.0 ? -lo_q : lo_q);
+    const double err_max = 127.0 + (hi_q < 0.0 ? -hi_q : hi_q);
+    const double zp = err_min < err_max ? -128.0 - lo_q : 127.0 - hi_q;
+    const float scale_f = (float)scale;
+    if (zp <= -128.0) {
+        *zero_point = -128;
+    } else if (zp >= 127.0) {
+        *zero_point = 127;
+    } else {
+        *zero_point = kiln_round_half_away_f64(zp);
+    }
+    *inv = (float)(1.0 / (double)scale_f);
+    return scale_f;
+}
+
 /* AsymmetricQuantizeFloats: q[i] in [-128, 127] with *zero_point; returns the scale. */
 static inline float kiln_hybrid_quantize_asymmetric(const float *x, int32_t n, int8_t *q,
                                                     int32_t *zero_point)
 {
     float lo = 0.0f;
     float hi = 0.0f;
-    double scale;
-    double zp;
-    float scale_f;
+    float scale;
     float inv;
     int32_t nudged;
     int32_t i;
@@ -92,29 +113,13 @@ static inline float kiln_hybrid_quantize_asymmetric(const float *x, int32_t n, i
         *zero_point = 0;
         return 1.0f;
     }
-    scale = (double)(hi - lo) / 255.0; /* float subtraction, double division */
-    {
-        const double lo_q = (double)lo / scale;
-        const double hi_q = (double)hi / scale;
-        const double err_min = 128.0 + (lo_q < 0.0 ? -lo_q : lo_q);
-        const double err_max = 127.0 + (hi_q < 0.0 ? -hi_q : hi_q);
-        zp = err_min < err_max ? -128.0 - lo_q : 127.0 - hi_q;
-    }
-    if (zp <= -128.0) {
-        nudged = -128;
-    } else if (zp >= 127.0) {
-        nudged = 127;
-    } else {
-        nudged = kiln_round_half_away_f64(zp);
-    }
-    scale_f = (float)scale;
-    inv = (float)(1.0 / (double)scale_f);
+    scale = kiln_hybrid_asymmetric_params(lo, hi, &nudged, &inv);
     for (i = 0; i < n; ++i) {
         q[i] = (int8_t)(nudged + kiln_hybrid_round(x[i] * inv, i, n, (float)(-128 - nudged),
                                                    (float)(127 - nudged)));
     }
     *zero_point = nudged;
-    return scale_f;
+    return scale;
 }
 
 #endif /* KILN_HYBRID_H */

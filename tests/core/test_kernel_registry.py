@@ -24,8 +24,9 @@ ROOT = TEMPLATES.parent
 VARIANT_TESTS = {
     "cortex_m_dsp": ["tests/cortex_m/test_dsp_kernels.py"],
     "mve": ["tests/cortex_m/test_dsp_kernels.py"],
-    "neon": ["tests/cortex_a/test_neon_s8.py", "tests/cortex_a/test_neon_f32.py"],
-    "neon_dotprod": ["tests/cortex_a/test_neon_s8.py"],
+    "neon": ["tests/cortex_a/test_neon_s8.py", "tests/cortex_a/test_neon_f32.py",
+             "tests/cortex_a/test_neon_hybrid.py"],
+    "neon_dotprod": ["tests/cortex_a/test_neon_s8.py", "tests/cortex_a/test_neon_hybrid.py"],
 }
 SPECS = registered()
 

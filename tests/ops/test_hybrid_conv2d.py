@@ -27,7 +27,7 @@ from codegen.targets import load_target
 from codegen.verify.run import run_on_target
 from codegen.verify.samples import random_samples
 from helpers import build_graph, run_c
-from linear_testing import merge
+from ops.linear_testing import merge  # tests/ops as a namespace package: importable from tests/cortex_a too
 from tflite_models import TensorSpec, const, single_op_model
 
 F32 = np.float32
