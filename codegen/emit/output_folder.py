@@ -141,10 +141,7 @@ def output_lock(out_dir: Path) -> Iterator[None]:
     if out in _held:
         yield
         return
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise os_error(err, out.parent) from None
+    _make_parent(out, out_dir)
     lock = out.parent / f".{out.name}.kiln-lock"
     while True:
         try:
@@ -176,6 +173,16 @@ def output_lock(out_dir: Path) -> Iterator[None]:
         except OSError:
             pass
         os.close(fd)
+
+
+def _make_parent(out: Path, out_dir: Path) -> None:
+    existing = next(p for p in out.parents if p.exists() or p == p.parent)
+    if not existing.is_dir():
+        raise KilnError(f"cannot create output folder '{out_dir}': '{existing}' is a file, not a folder")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise os_error(err, out.parent) from None
 
 
 def _leftovers(out: Path) -> list[Path]:

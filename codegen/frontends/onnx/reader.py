@@ -79,9 +79,8 @@ def read_proto(path: Path, check: bool = False) -> tuple[onnx.ModelProto, KilnEr
         raise KilnError(f"not a valid ONNX model (protobuf does not parse: {_short(err)})") from None
     if not model.HasField("graph") or model.ir_version <= 0:
         raise KilnError("not a valid ONNX model (no graph or IR version)")
-    finding = checker_finding(model) if check else None  # before the external data: a small protobuf
     load_external_data(model, path.resolve().parent)  # sizes checked before anything is read
-    return model, finding
+    return model, checker_finding(model) if check else None
 
 
 def _short(err: Exception) -> str:

@@ -16,6 +16,7 @@ from codegen.frontends import SourceOp
 from codegen.frontends.tflite.importer import Importer, execution_order, op_label
 from codegen.frontends.tflite.ops import CONVERTERS
 from codegen.frontends.tflite.reader import read_model
+from codegen.frontends.tflite.validate import validate
 from codegen.ir.graph import Graph
 from codegen.ops.registry import get_op
 
@@ -41,6 +42,7 @@ def load_bytes(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
                    if op.custom or op.code not in CONVERTERS]
     if unsupported:
         raise UnsupportedOpsError(unsupported)
+    validate(model, imp.names)  # types, shapes, quantization each operator accepts (validate.py)
     imp.convert_all(order, CONVERTERS)
     g = imp.finish()
     limits.check_graph(g)
