@@ -162,16 +162,15 @@ def _patch_tiles(tiles: int | None) -> int | None:
     return tiles
 
 
-def _sign_key(args) -> Path | None:
-    key = getattr(args, "sign_key", None)
-    if key is not None and args.weights != "blob":
+def _check_sign_key(args) -> None:
+    if getattr(args, "sign_key", None) is not None and args.weights != "blob":
         raise KilnError("--sign-key signs a weights blob: add --weights blob")
-    return key
 
 
 def _options(args):
     from codegen.options import CompileOptions
 
+    _check_sign_key(args)
     if not 0 < args.time_limit < float("inf"):
         raise KilnError(f"--time-limit must be a positive number of seconds, not {args.time_limit:g}")
     target = load_target(args.target)
@@ -186,7 +185,7 @@ def _options(args):
                           ram_limit=args.ram_limit, flash_limit=args.flash_limit, canaries=args.debug_canaries,
                           weights=args.weights, patch_stage=args.patch_stage or bool(args.patch_tiles),
                           patch_tiles=_patch_tiles(args.patch_tiles), optimize=args.optimize,
-                          check_model=not args.no_check_model, sign_key=_sign_key(args))
+                          check_model=not args.no_check_model)
 
 
 def _cmd_build(args) -> int:
@@ -200,7 +199,7 @@ def _cmd_build(args) -> int:
     inputs = _build_inputs(args)
     with output_lock(args.output):  # a second build into this folder fails at once
         check_output_folder(args.output, inputs)  # before the work: a folder Kiln must not replace
-        result = compile_model(args.model, _options(args))
+        result = _signed(compile_model(args.model, _options(args)), args)
         _notes(write_output(result.files, args.output, inputs))
     m = result.manifest
     p = result.plan
@@ -215,7 +214,7 @@ def _cmd_build(args) -> int:
     if "weights" in m:  # --weights blob
         w = m["weights"]
         print(f"kiln: weights blob {w['blob_file']}: {w['blob_bytes']} B, crc32 {w['crc32']}, "
-              f"model id {w['model_id'][:16]}...")
+              f"model id {w['model_id'][:16]}..., {'signed' if w['signed'] else 'unsigned'}")
     if not p.reproducible:
         print("kiln: warning: --time-limit stopped the CP-SAT search on the wall clock; "
               "the plan is valid but may differ between builds (raise --time-limit)", file=sys.stderr)
@@ -229,6 +228,16 @@ def _cmd_build(args) -> int:
 def _build_inputs(args) -> tuple[Path, ...]:
     """What the build reads or writes besides its output folder, which must stay out of it."""
     return (args.model,) + ((args.dump_ir,) if args.dump_ir else ())
+
+
+def _signed(result, args):
+    """--sign-key: the blob signed and the code made to require signatures (codegen/emit/blob_sign.py)."""
+    if args.sign_key is None:
+        return result
+    from codegen.emit.blob_sign import read_sign_key, sign_build
+
+    result.files = sign_build(result.files, result.manifest, result.name, read_sign_key(args.sign_key))
+    return result
 
 
 def _notes(notes: list[str]) -> None:
@@ -251,7 +260,7 @@ def _build_board_project(args) -> int:
         check_output_folder(args.output, inputs)
         options = _options(args)
         options = replace(options, target=board_target(options.target, board))
-        result = compile_model(args.model, options)
+        result = _signed(compile_model(args.model, options), args)
         files = board_build(result, board, options.target)
         _notes(write_output(files, args.output, inputs))
     fw = result.manifest["firmware"]

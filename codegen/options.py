@@ -26,5 +26,4 @@ class CompileOptions:
     optimize: str = "speed"  # fusion objective: speed, size or ram (codegen/fusion/planner.py)
     fusion: str = "auto"  # "auto": the cost model decides; "off": no planner fusion; "all": every legal one (benchmarks)
     check_model: bool = True  # the full ONNX checker at import (--no-check-model: off)
-    sign_key: Path | None = None  # --weights blob: sign the blob with this Ed25519 key (codegen.emit.blob_sign)
     weights: str = "const"  # "const": arrays in N_weights.c; "blob": N.weights.bin (codegen.emit.weights_blob)
