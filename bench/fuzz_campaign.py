@@ -213,11 +213,35 @@ def campaign(minutes: float, first: int, findings: Path, sanitize_every: int) ->
             "peak_rss_bytes": peak_rss[0]}
 
 
+def set_time_bound(seconds: float) -> None:
+    global TIME_BOUND_S
+    TIME_BOUND_S = seconds
+
+
+def merge(results: list[dict]) -> dict:
+    """One result from campaigns run side by side on disjoint case numbers."""
+    stats: dict[str, Counter] = defaultdict(Counter)
+    for r in results:
+        for cls, c in r["stats"].items():
+            stats[cls].update(c)
+    slowest = max((r["slowest"] for r in results), key=lambda s: s["seconds"])
+    set_time_bound(max(r.get("time_bound", TIME_BOUND_S) for r in results))
+    return {"cases": sum(r["cases"] for r in results), "first_case": min(r["first_case"] for r in results),
+            "stats": {c: dict(v) for c, v in stats.items()},
+            "max_seconds": {c: max(r["max_seconds"].get(c, 0) for r in results) for c in stats},
+            "sanitizer": dict(sum((Counter(r["sanitizer"]) for r in results), Counter())),
+            "findings": [f for r in results for f in r["findings"]], "slowest": slowest,
+            "peak_rss_bytes": max(r["peak_rss_bytes"] for r in results),
+            "minutes": max(r.get("minutes", 0) for r in results), "runs": len(results)}
+
+
 def markdown(result: dict, minutes: float) -> str:
     kinds = ["ok", "kiln_error", "crash", "bad_message", "timeout", "memory", "hang", "worker_died",
              "lost_file", "partial_output", "wrong_refusal"]
-    lines = [f"{result['cases']} cases in {minutes:g} min (case numbers {result['first_case']}.."
-             f"{result['first_case'] + result['cases'] - 1}), time bound {TIME_BOUND_S:g} s per case", "",
+    runs = result.get("runs", 1)
+    lines = [f"{result['cases']} cases in {minutes:g} min" + (f" ({runs} campaigns side by side)" if runs > 1 else
+             f" (case numbers {result['first_case']}..{result['first_case'] + result['cases'] - 1})")
+             + f", time bound {TIME_BOUND_S:g} s per case", "",
              "| class | tried | compiled | clean error | " + " | ".join(kinds[2:]) + " | max s |",
              "|---|" + "---:|" * (len(kinds) + 2)]
     total: Counter = Counter()
@@ -252,8 +276,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sanitize-every", type=int, default=10,
                     help="build and run every N-th compiled mutant with ASan/UBSan (default 10)")
     ap.add_argument("--json", type=Path, help="also write the raw figures as JSON")
+    ap.add_argument("--time-bound", type=float, default=TIME_BOUND_S,
+                    help=f"seconds a case may take (default {TIME_BOUND_S:g}; raise it on a loaded machine)")
+    ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
+                    help="print the figures of several runs (their --json files, e.g. of parallel campaigns "
+                         "over disjoint case numbers) as one table instead of running")
     args = ap.parse_args(argv)
+    if args.merge:
+        result = merge([json.loads(p.read_text()) for p in args.merge])
+        print(markdown(result, result["minutes"]), end="")
+        return 1 if result["findings"] else 0
+    set_time_bound(args.time_bound)
     result = campaign(args.minutes, args.first_case, args.findings, args.sanitize_every)
+    result["minutes"], result["time_bound"] = args.minutes, args.time_bound
     if args.json:
         args.json.write_text(json.dumps(result, indent=1, sort_keys=True))
     print(markdown(result, args.minutes), end="")
