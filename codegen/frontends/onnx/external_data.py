@@ -60,7 +60,7 @@ def _entries(t: onnx.TensorProto, where: str) -> tuple[str, int, int | None]:
 def _data_file(base: Path, location: str, where: str) -> tuple[Path, int]:
     """The data file, which must be a regular file inside the model's folder, and its size."""
     path = (base / location).resolve()
-    if Path(location).is_absolute() or base not in path.parents:
+    if Path(location).is_absolute() or (path != base and base not in path.parents):
         raise KilnError(f"external data location '{location}' lies outside the model's folder", node=where)
     try:
         st = os.stat(path)
