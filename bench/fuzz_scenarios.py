@@ -83,7 +83,9 @@ def _consistent(out: Path) -> bool:
 
 
 def _leftovers(work: Path) -> list[str]:
-    return [p.name for p in work.iterdir() if p.name.startswith(".gen.")]
+    """Hidden folders of a replacement left beside the output. A lock file left by a failed
+    unlink is not one: harmless, reused and removed by the next build."""
+    return [p.name for p in work.iterdir() if p.name.startswith(".gen.") and p.name != ".gen.kiln-lock"]
 
 
 def _previous_build(out: Path, model: Path) -> None:
