@@ -36,6 +36,10 @@ from codegen.emit.render import write_generated
 from codegen.errors import KilnError, os_error
 
 RECORD = "output_files"  # manifest key: {file name: SHA-256 of its contents as written}
+# Manifest key: folders the generated build files write into (a board project's `make` puts its
+# objects and firmware in build/); derived products, replaced with the folder like `make clean`.
+DERIVED = "output_build_folders"
+_BUILD_FOLDER = "BUILD ?= build\n"  # templates/project/Makefile.j2
 _NEW, _OLD = "kiln-new-", "kiln-old-"
 _held: set[Path] = set()  # output folders this process holds the lock of
 
@@ -55,11 +59,14 @@ def with_file_record(files: dict[str, str | bytes]) -> dict[str, str | bytes]:
               for f, c in sorted(files.items()) if f != manifest}
     data = json.loads(files[manifest])
     data[RECORD] = record
+    makefile = files.get("Makefile")
+    if isinstance(makefile, str) and _BUILD_FOLDER in makefile:
+        data[DERIVED] = ["build"]
     return {**files, manifest: json.dumps(data, indent=2, sort_keys=True) + "\n"}
 
 
-def _recorded_files(out: Path, entries: list[Path]) -> tuple[Path, dict[str, str]] | None:
-    """The manifest of a previous Kiln build among `entries` and its file record, or None."""
+def _recorded_files(out: Path, entries: list[Path]) -> tuple[Path, dict[str, str], list[str]] | None:
+    """The manifest of a previous Kiln build among `entries`, its file record and build folders."""
     for p in sorted(entries):
         if not p.name.endswith(".manifest.json") or p.is_symlink() or not p.is_file():
             continue
@@ -70,7 +77,8 @@ def _recorded_files(out: Path, entries: list[Path]) -> tuple[Path, dict[str, str
         except (OSError, ValueError):
             continue
         if isinstance(data, dict) and "kiln_version" in data and isinstance(data.get(RECORD), dict):
-            return p, data[RECORD]
+            derived = data.get(DERIVED, [])
+            return p, data[RECORD], [d for d in derived if isinstance(d, str)] if isinstance(derived, list) else []
     return None
 
 
@@ -117,9 +125,9 @@ def check_output_folder(out_dir: Path, inputs: tuple[Path, ...] = ()) -> None:
         raise KilnError(f"output folder '{out_dir}' is not empty and holds no Kiln build (first file: "
                         f"'{entries[0].name}'); Kiln replaces the output folder as a whole: give a new or "
                         "empty folder")
-    manifest, record = found
+    manifest, record, derived = found
     for p in entries:
-        if p == manifest:
+        if p == manifest or (p.name in derived and p.is_dir() and not p.is_symlink()):
             continue
         if p.name not in record or p.is_symlink() or not p.is_file():
             raise KilnError(f"output folder '{out_dir}' holds '{p.name}', which Kiln did not write; Kiln "

@@ -233,3 +233,18 @@ def test_a_symlink_in_the_output_folder_is_refused(gen):
     (gen / "link.c").symlink_to(MODEL)
     with pytest.raises(KilnError, match="'link.c', which Kiln did not write"):
         check_output_folder(gen)
+
+
+def test_a_board_projects_own_build_folder_is_replaced_with_it(tmp_path):
+    """`make` in a generated board project writes build/: derived, so rebuilding the project
+    (the examples' Makefiles do when the model changes) still replaces the folder."""
+    out = tmp_path / "proj"
+    assert kiln("build", MODEL, "--board", "mps2-an386", "-o", out).returncode == 0
+    (out / "build").mkdir()
+    (out / "build" / "tiny_int8.elf").write_bytes(b"\x7fELF")
+    proc = kiln("build", MODEL, "--board", "mps2-an386", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert not (out / "build").exists()
+    (out / "notes.txt").write_text("mine")
+    assert "'notes.txt', which Kiln did not write" in one_error_line(kiln("build", MODEL, "--board", "mps2-an386",
+                                                                            "-o", out))
