@@ -353,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kiln: error: {_one_line(str(err))}", file=sys.stderr)
         return err.exit_code
     except OSError as err:  # permissions, a full disk, a name too long, read-only media: the environment
-        print(f"kiln: error: {_one_line(str(os_error(err)))}", file=sys.stderr)
+        where = None if err.filename is not None else getattr(args, "output", None) or args.model
+        print(f"kiln: error: {_one_line(str(os_error(err, where)))}", file=sys.stderr)
         return KilnError.exit_code
     except KeyboardInterrupt:
         return 130

@@ -232,8 +232,8 @@ def write_output(files: dict[str, str | bytes], out_dir: Path, inputs: tuple[Pat
                     write_generated(tmp / fname, content)
                 except OSError as err:
                     raise os_error(err, Path(out_dir) / fname) from None
-            os.chmod(tmp, 0o755)
             try:
+                os.chmod(tmp, 0o755)
                 _replace(tmp, out)
             except OSError as err:
                 raise os_error(err, out_dir) from None
