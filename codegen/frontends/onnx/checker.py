@@ -62,10 +62,10 @@ def _with_io_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
             found = known.get(vi.name)
             if found is not None and found.type.tensor_type.HasField("shape"):
                 tt.shape.CopyFrom(found.type.tensor_type.shape)
-    kept = [vi for vi in copy.graph.value_info
-            if not (vi.type.HasField("tensor_type") and not vi.type.tensor_type.HasField("shape"))]
-    del copy.graph.value_info[:]
-    copy.graph.value_info.extend(kept)
+    for field in (copy.graph.value_info, copy.graph.output):  # still without shape: out of the checker's copy
+        kept = [vi for vi in field if not (vi.type.HasField("tensor_type") and not vi.type.tensor_type.HasField("shape"))]
+        del field[:]
+        field.extend(kept)
     return copy
 
 
