@@ -16,13 +16,16 @@ import onnx
 from codegen.errors import KilnError
 
 HINT = "--no-check-model compiles it anyway"
+# What the checker and shape inference raise on a bad model (not, e.g., a caller's timeout signal).
+_FINDINGS = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError, TypeError,
+             RuntimeError, KeyError, IndexError)
 
 
 def checker_finding(model: onnx.ModelProto) -> KilnError | None:
     """The checker's first finding as a KilnError naming it (and its node, when it names one)."""
     try:
         onnx.checker.check_model(_with_io_shapes(model), full_check=True)
-    except Exception as err:  # ValidationError, InferenceError, and the C++ side's others
+    except _FINDINGS as err:
         finding, node = describe(str(err))
         return KilnError(f"the ONNX checker rejects the model: {finding} ({HINT})", node=node)
     return None
@@ -53,7 +56,7 @@ def _with_io_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
         return copy
     try:
         inferred = onnx.shape_inference.infer_shapes(copy)
-    except Exception:
+    except _FINDINGS:
         return copy  # the checker below says what is wrong
     known = {vi.name: vi for vi in list(inferred.graph.output) + list(inferred.graph.value_info)}
     for vi in list(copy.graph.input) + list(copy.graph.output):
