@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 from codegen import __version__, progress
-from codegen.errors import KilnError, VerificationError
+from codegen.errors import KilnError, VerificationError, os_error
 from codegen.targets import OPT_LEVELS, available_targets, load_target, with_kernels, with_opt_level
 from codegen.targets.boards import available_boards
 
@@ -88,13 +88,23 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
                         "'reference' for the portable C kernels or 'neon' for NEON without dot product")
     p.add_argument("--quiet", action="store_true",
                    help="no progress line for the long steps (shown only when stderr is a terminal)")
+    p.add_argument("--no-check-model", action="store_true",
+                   help="compile an ONNX model that the full ONNX checker rejects (by default its findings "
+                        "stop the build); Kiln's own checks still apply")
     p.add_argument("--opt-level", choices=list(OPT_LEVELS), metavar="{O2,Os,O3,...}",
                    help="compiler optimisation level of every build of the generated code (generated build "
                         "files, firmware of verify / run / profile) instead of the target's (-O2 on Cortex-M)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line with where to look, not argparse's usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"kiln: error: {_one_line(message)} (see '{self.prog} --help')\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="kiln", description="Compile ONNX / TFLite models to C99 for microcontrollers.")
+    ap = _Parser(prog="kiln", description="Compile ONNX / TFLite models to C99 for microcontrollers.")
     ap.add_argument("--version", action="version", version=f"kiln {__version__}")
     ap.add_argument("--debug", action="store_true", help="show Python tracebacks of internal errors")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -105,6 +115,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--board", help="write a project for this board: startup code, linker script, main, Makefile "
                                    "(make, make run, make flash, make size); --target defaults to the board's "
                                    f"({', '.join(available_boards())})")
+    p.add_argument("--sign-key", type=Path, metavar="KEY",
+                   help="with --weights blob: sign the blob with this Ed25519 private key (a file of 32 "
+                        "random bytes, or 64 hex digits); code built with KILN_BLOB_REQUIRE_SIGNATURE "
+                        "refuses blobs not signed by its public key")
     p.add_argument("--dump-ir", type=Path, metavar="DIR",
                    help="write the IR before and after each optimisation pass into DIR (numbered files)")
     p.add_argument("--explain-fusion", action="store_true",
@@ -150,9 +164,15 @@ def _patch_tiles(tiles: int | None) -> int | None:
     return tiles
 
 
+def _check_sign_key(args) -> None:
+    if getattr(args, "sign_key", None) is not None and args.weights != "blob":
+        raise KilnError("--sign-key signs a weights blob: add --weights blob")
+
+
 def _options(args):
     from codegen.options import CompileOptions
 
+    _check_sign_key(args)
     if not 0 < args.time_limit < float("inf"):
         raise KilnError(f"--time-limit must be a positive number of seconds, not {args.time_limit:g}")
     target = load_target(args.target)
@@ -166,19 +186,23 @@ def _options(args):
                           time_limit_s=args.time_limit, dump_ir=getattr(args, "dump_ir", None),
                           ram_limit=args.ram_limit, flash_limit=args.flash_limit, canaries=args.debug_canaries,
                           weights=args.weights, patch_stage=args.patch_stage or bool(args.patch_tiles),
-                          patch_tiles=_patch_tiles(args.patch_tiles), optimize=args.optimize)
+                          patch_tiles=_patch_tiles(args.patch_tiles), optimize=args.optimize,
+                          check_model=not args.no_check_model)
 
 
 def _cmd_build(args) -> int:
-    from codegen.compiler import check_output_folder, compile_model, write_output
+    from codegen.compiler import compile_model
+    from codegen.emit.output_folder import check_output_folder, output_lock, write_output
 
     if args.board:
         return _build_board_project(args)
     if args.target is None:
         raise KilnError("--target is required (or --board, whose target is the default)")
-    check_output_folder(args.output)  # before the work: a folder Kiln must not replace
-    result = compile_model(args.model, _options(args))
-    write_output(result.files, args.output)
+    inputs = _build_inputs(args)
+    with output_lock(args.output):  # a second build into this folder fails at once
+        check_output_folder(args.output, inputs)  # before the work: a folder Kiln must not replace
+        result = _signed(compile_model(args.model, _options(args)), args)
+        _notes(write_output(result.files, args.output, inputs))
     m = result.manifest
     p = result.plan
     print(f"kiln: wrote {len(result.files)} files to {args.output}: arena {m['arena_bytes']} B "
@@ -192,7 +216,7 @@ def _cmd_build(args) -> int:
     if "weights" in m:  # --weights blob
         w = m["weights"]
         print(f"kiln: weights blob {w['blob_file']}: {w['blob_bytes']} B, crc32 {w['crc32']}, "
-              f"model id {w['model_id'][:16]}...")
+              f"model id {w['model_id'][:16]}..., {'signed' if w['signed'] else 'unsigned'}")
     if not p.reproducible:
         print("kiln: warning: --time-limit stopped the CP-SAT search on the wall clock; "
               "the plan is valid but may differ between builds (raise --time-limit)", file=sys.stderr)
@@ -203,22 +227,45 @@ def _cmd_build(args) -> int:
     return 0
 
 
+def _build_inputs(args) -> tuple[Path, ...]:
+    """What the build reads or writes besides its output folder, which must stay out of it."""
+    return (args.model,) + ((args.dump_ir,) if args.dump_ir else ())
+
+
+def _signed(result, args):
+    """--sign-key: the blob signed and the code made to require signatures (codegen/emit/blob_sign.py)."""
+    if args.sign_key is None:
+        return result
+    from codegen.emit.blob_sign import read_sign_key, sign_build
+
+    result.files = sign_build(result.files, result.manifest, result.name, read_sign_key(args.sign_key))
+    return result
+
+
+def _notes(notes: list[str]) -> None:
+    for note in notes:
+        print(f"kiln: warning: {_one_line(note)}", file=sys.stderr)
+
+
 def _build_board_project(args) -> int:
     from dataclasses import replace
 
-    from codegen.compiler import check_output_folder, compile_model, write_output
+    from codegen.compiler import compile_model
+    from codegen.emit.output_folder import check_output_folder, output_lock, write_output
     from codegen.project import board_build, check_board_target
     from codegen.targets.boards import board_target, load_board
 
     board = load_board(args.board)
     args.target = args.target or board.target
-    check_output_folder(args.output)
-    options = _options(args)
-    check_board_target(board, options.target)  # before compiling: one line, nothing written
-    options = replace(options, target=board_target(options.target, board))
-    result = compile_model(args.model, options)
-    files = board_build(result, board, options.target)
-    write_output(files, args.output)
+    inputs = _build_inputs(args)
+    with output_lock(args.output):
+        check_output_folder(args.output, inputs)
+        options = _options(args)
+        check_board_target(board, options.target)  # before compiling: one line, nothing written
+        options = replace(options, target=board_target(options.target, board))
+        result = _signed(compile_model(args.model, options), args)
+        files = board_build(result, board, options.target)
+        _notes(write_output(files, args.output, inputs))
     fw = result.manifest["firmware"]
     sizes = (f"firmware flash {fw['flash_bytes']} B of {fw['flash_budget_bytes']}, RAM {fw['ram_bytes']} B "
              f"of {fw['ram_budget_bytes']} ({fw['opt_level']})" if fw["measured"] else
@@ -240,8 +287,11 @@ def _cmd_run(args) -> int:
     sample = load_inputs(build, args.input)
     (outputs,) = run_on_target(build, options, [sample])
     args.output_dir.mkdir(parents=True, exist_ok=True)
+    inputs = {p.resolve() for p in [args.model, *args.input]}
     for io in build.manifest["outputs"]:
         path = args.output_dir / f"{c_identifier(io['name'])}.npy"
+        if path.resolve() in inputs:
+            raise KilnError(f"output '{path}' would overwrite an input of this run: give another --output-dir")
         np.save(path, outputs[io["name"]])
         print(f"kiln: {io['name']} -> {path}")
     return 0
@@ -308,6 +358,10 @@ def main(argv: list[str] | None = None) -> int:
     except VerificationError as err:
         print(f"kiln: error: {_one_line(str(err))}", file=sys.stderr)
         return err.exit_code
+    except OSError as err:  # permissions, a full disk, a name too long, read-only media: the environment
+        where = None if err.filename is not None else getattr(args, "output", None) or args.model
+        print(f"kiln: error: {_one_line(str(os_error(err, where)))}", file=sys.stderr)
+        return KilnError.exit_code
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # a bug in Kiln: one line unless --debug

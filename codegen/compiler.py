@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +12,7 @@ import numpy as np
 
 from codegen import __version__, canaries, progress
 from codegen.budget import check_budget, need_of
-from codegen.emit.render import io_cname, render, write_generated
+from codegen.emit.render import io_cname, render
 from codegen.emit.weights_blob import blob_file, weights_manifest
 from codegen.errors import KilnError
 from codegen.frontends import load_model
@@ -108,7 +105,7 @@ def _plan(lowered: LowerContext, options: CompileOptions):
 
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:
     with progress.step(f"importing {model.name}"):
-        g = load_model(model, options.input_shapes, options.specialized)
+        g = load_model(model, options.input_shapes, options.specialized, check=options.check_model)
     data = model.read_bytes()
     name = options.name or default_name(model)
     if not name.isidentifier():
@@ -167,56 +164,3 @@ def _memory_report(plan: Plan, buffers: list[Buffer], name: str) -> dict[str, st
     svg = f"{name}.memory.svg"
     return {f"{name}.memory.md": memory_markdown(plan, buffers, name, svg_file=svg),
             svg: memory_svg(plan, buffers, name)}
-
-
-def check_output_folder(out_dir: Path) -> None:
-    """The output folder is replaced as a whole, so it must be new, empty, or a folder Kiln
-    wrote (it holds a Kiln manifest) — never a file, the current folder or one of its parents
-    (`-o .` would otherwise delete the user's project)."""
-    out = Path(out_dir).resolve()
-    if not out.exists():
-        return
-    if not out.is_dir():
-        raise KilnError(f"output '{out_dir}' is an existing file, not a folder")
-    cwd = Path.cwd().resolve()
-    if out == cwd or out in cwd.parents:
-        raise KilnError(f"output folder '{out_dir}' is the current folder or contains it; Kiln replaces the "
-                        "output folder as a whole: give a folder of its own (-o build/model)")
-    entries = list(out.iterdir())
-    if entries and not any(p.name.endswith(".manifest.json") and '"kiln_version"' in _head(p) for p in entries):
-        raise KilnError(f"output folder '{out_dir}' is not empty and holds no Kiln build; Kiln replaces the "
-                        "output folder as a whole: give a new or empty folder")
-
-
-def _head(path: Path) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(64 << 20)
-    except OSError:
-        return ""
-
-
-def write_output(files: dict[str, str], out_dir: Path) -> None:
-    """Write all files at once: into a temporary folder first, then moved into place.
-
-    A failure at any point leaves `out_dir` as it was before the build.
-    """
-    check_output_folder(out_dir)
-    out_dir = out_dir.resolve()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        for fname, content in sorted(files.items()):
-            write_generated(tmp / fname, content)
-        os.chmod(tmp, 0o755)
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
-            os.rmdir(old)
-            os.rename(out_dir, old)
-            os.rename(tmp, out_dir)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

@@ -29,6 +29,14 @@ class KilnError(Exception):
         return ": ".join(parts + [self.message])
 
 
+def os_error(err: OSError, path=None) -> KilnError:
+    """An operating-system error (permissions, full disk, name too long, read-only media) as
+    one user-facing line naming the path and the cause: the environment, not a Kiln bug."""
+    where = path if path is not None else err.filename  # the caller's name over a temporary file's
+    cause = err.strerror or type(err).__name__
+    return KilnError(cause, where=None if where is None else str(where))
+
+
 class UnsupportedOpsError(KilnError):
     """Every operator of the model that Kiln cannot compile, listed at once."""
 

@@ -25,4 +25,5 @@ class CompileOptions:
     patch_tiles: int | None = None  # with patch_stage: that many row bands (None: the best count)
     optimize: str = "speed"  # fusion objective: speed, size or ram (codegen/fusion/planner.py)
     fusion: str = "auto"  # "auto": the cost model decides; "off": no planner fusion; "all": every legal one (benchmarks)
+    check_model: bool = True  # the full ONNX checker at import (--no-check-model: off)
     weights: str = "const"  # "const": arrays in N_weights.c; "blob": N.weights.bin (codegen.emit.weights_blob)

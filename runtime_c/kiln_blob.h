@@ -1,22 +1,29 @@
 /*
  * kiln_blob.h - checks of an external weights blob (`kiln build --weights blob`).
  *
- * A blob is a 64-byte header followed by the payload (every constant of the model at a
- * 16-byte aligned offset). Header, little-endian:
+ * A blob is a 192-byte header followed by the payload (every constant of the model at a
+ * 16-byte aligned offset). Header, format 2, little-endian:
  *
  *   offset size field
  *        0    4 magic "KLNB"
- *        4    4 format version (1)
+ *        4    4 format version (2)
  *        8    4 oldest code ABI that may read this payload
  *       12    4 newest code ABI that may read this payload
  *       16   32 model id: SHA-256 of what the generated code expects from the payload
  *       48    4 payload bytes
- *       52    8 reserved, zero
- *       60    4 CRC-32 (zlib's) of header bytes 0..59, then of the payload
+ *       52    4 flags: bit 0 = signed; every other bit zero
+ *       56    8 reserved, zero
+ *       64   32 SHA-256 of the payload
+ *       96   64 Ed25519 signature of bytes 0..95 (which hold the digest), zero when unsigned
+ *      160   28 reserved, zero
+ *      188    4 CRC-32 (zlib's) of header bytes 0..187, then of the payload
  *
  * kiln_blob_check runs the checks in a fixed order, so that a single damaged field yields
- * one known code: a short buffer, the address, magic, version, model id, ABI range, the
- * declared size, then the CRC (which catches every other single-bit error). It only reads.
+ * one known code: a short buffer, the address, magic, version, reserved bits and bytes, model
+ * id, ABI range, the declared size, the CRC (which catches every other accident), then the
+ * payload's SHA-256 (which catches a payload edited on purpose with its CRC recomputed). The
+ * signature is the generated code's to check (templates/weights_blob/load.c.j2), with
+ * kiln_ed25519.h or the bootloader's own crypto. It only reads.
  * Only stdint.h, stddef.h and string.h.
  */
 #ifndef KILN_BLOB_H
@@ -25,6 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "kiln_ed25519.h"
+#include "kiln_sha256.h"
 
 #define KILN_BLOB_OK 0
 #define KILN_BLOB_ERR_TRUNCATED 21 /* fewer bytes than the header says (or than a header) */
@@ -35,11 +45,20 @@
 #define KILN_BLOB_ERR_ABI 26       /* the blob does not accept this code's ABI version */
 #define KILN_BLOB_ERR_SIZE 27      /* more bytes than the header says, or a payload of the wrong size */
 #define KILN_BLOB_ERR_CRC 28       /* damaged: the checksum does not match */
+#define KILN_BLOB_ERR_RESERVED 29  /* a reserved header byte or flag bit is not zero */
+#define KILN_BLOB_ERR_DIGEST 30    /* the payload is not the one the header's SHA-256 names */
+#define KILN_BLOB_ERR_SIGNATURE 31 /* signed, but the signature does not verify */
+#define KILN_BLOB_ERR_UNSIGNED 32  /* not signed, and this code accepts signed blobs only */
 
-#define KILN_BLOB_HEADER_SIZE 64u
+#define KILN_BLOB_HEADER_SIZE 192u
 #define KILN_BLOB_ALIGN 16u
-#define KILN_BLOB_FORMAT_VERSION 1u
+#define KILN_BLOB_FORMAT_VERSION 2u
 #define KILN_BLOB_MODEL_ID_SIZE 32u
+#define KILN_BLOB_FLAG_SIGNED 1u
+#define KILN_BLOB_DIGEST_OFFSET 64u
+#define KILN_BLOB_SIGNATURE_OFFSET 96u
+#define KILN_BLOB_SIGNED_BYTES 96u /* the signature covers header bytes 0..95 */
+#define KILN_BLOB_CRC_OFFSET 188u
 
 static inline uint32_t kiln_blob_u32(const uint8_t *p)
 {
@@ -64,12 +83,31 @@ static inline uint32_t kiln_crc32(uint32_t crc, const uint8_t *p, size_t n)
     return ~crc;
 }
 
+static inline int kiln_blob_zero(const uint8_t *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        if (p[i] != 0u) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* 1 when the header says the blob is signed (after kiln_blob_check accepted it). */
+static inline int kiln_blob_is_signed(const void *blob)
+{
+    return (kiln_blob_u32((const uint8_t *)blob + 52) & KILN_BLOB_FLAG_SIGNED) != 0u;
+}
+
 /* KILN_BLOB_OK when `blob` (`size` bytes) is a sound blob for code with this model id,
- * payload size and ABI version; otherwise the first failed check's KILN_BLOB_ERR_ code. */
+ * payload size and ABI version; otherwise the first failed check's KILN_BLOB_ERR_ code.
+ * The signature, if any, is not checked here. */
 static inline int kiln_blob_check(const void *blob, size_t size, const uint8_t *model_id,
                                   uint32_t payload_size, uint32_t code_abi)
 {
     const uint8_t *b = (const uint8_t *)blob;
+    uint8_t digest[KILN_SHA256_SIZE];
     uint32_t declared;
     if (b == NULL || size < KILN_BLOB_HEADER_SIZE) {
         return KILN_BLOB_ERR_TRUNCATED;
@@ -82,6 +120,10 @@ static inline int kiln_blob_check(const void *blob, size_t size, const uint8_t *
     }
     if (kiln_blob_u32(b + 4) != KILN_BLOB_FORMAT_VERSION) {
         return KILN_BLOB_ERR_VERSION;
+    }
+    if ((kiln_blob_u32(b + 52) & ~KILN_BLOB_FLAG_SIGNED) != 0u || !kiln_blob_zero(b + 56, 8u) ||
+        !kiln_blob_zero(b + 160, 28u)) {
+        return KILN_BLOB_ERR_RESERVED;
     }
     if (memcmp(b + 16, model_id, KILN_BLOB_MODEL_ID_SIZE) != 0) {
         return KILN_BLOB_ERR_MODEL;
@@ -96,8 +138,13 @@ static inline int kiln_blob_check(const void *blob, size_t size, const uint8_t *
     if (declared < size - KILN_BLOB_HEADER_SIZE || declared != payload_size) {
         return KILN_BLOB_ERR_SIZE;
     }
-    if (kiln_crc32(kiln_crc32(0u, b, 60u), b + KILN_BLOB_HEADER_SIZE, declared) != kiln_blob_u32(b + 60)) {
+    if (kiln_crc32(kiln_crc32(0u, b, KILN_BLOB_CRC_OFFSET), b + KILN_BLOB_HEADER_SIZE, declared) !=
+        kiln_blob_u32(b + KILN_BLOB_CRC_OFFSET)) {
         return KILN_BLOB_ERR_CRC;
+    }
+    kiln_sha256(b + KILN_BLOB_HEADER_SIZE, declared, digest);
+    if (memcmp(digest, b + KILN_BLOB_DIGEST_OFFSET, KILN_SHA256_SIZE) != 0) {
+        return KILN_BLOB_ERR_DIGEST;
     }
     return KILN_BLOB_OK;
 }

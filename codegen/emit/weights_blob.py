@@ -1,28 +1,38 @@
 """`--weights blob`: every constant of the model in one binary file, `N.weights.bin`, apart
 from the code, so that code image and weights can be flashed and updated independently (OTA).
 
-File format, version 1 (all integers little-endian; runtime_c/kiln_blob.h reads it):
+File format, version 2 (all integers little-endian; runtime_c/kiln_blob.h reads it):
 
     offset size field
          0    4 magic "KLNB"
-         4    4 format version = 1
+         4    4 format version = 2
          8    4 min code ABI  } the range of code ABI versions (CODE_ABI below) that may read
         12    4 max code ABI  } this payload; the code refuses a blob whose range excludes its own
         16   32 model id: SHA-256 of the code's view of the payload (see `model_id`)
         48    4 payload bytes
-        52    8 reserved, zero
-        60    4 CRC-32 (zlib's) of bytes 0..59, continued over the payload
-        64      payload: each constant at an offset that is a multiple of 16 (zero padding)
+        52    4 flags: bit 0 = signed; every other bit zero
+        56    8 reserved, zero
+        64   32 SHA-256 of the payload
+        96   64 Ed25519 signature of bytes 0..95 (blob_sign.py), zero when unsigned
+       160   28 reserved, zero
+       188    4 CRC-32 (zlib's) of bytes 0..187, continued over the payload
+       192      payload: each constant at an offset that is a multiple of 16 (zero padding)
 
 The generated code holds no weights. `N_load_weights(blob, size)` checks a blob in place (given
 by address, e.g. a flash slot, or by a buffer) and only when every check passes points the
 kernels at its payload; otherwise it returns one of the N_ERR_BLOB_* codes and the weights in
 use stay as they were. `N_run` returns N_ERR_NO_WEIGHTS until a blob was accepted. Checks, in
-order, so a single damaged field gives one known code: fewer than 64 bytes -> TRUNCATED, an
-address not 16-byte aligned -> ALIGN, magic -> MAGIC, format version -> VERSION, model id ->
-MODEL, the code's ABI outside [min, max] -> ABI, declared payload above the bytes given ->
-TRUNCATED, below them or not the payload size the code expects -> SIZE, then CRC -> CRC
-(reserved bytes, the CRC field and every payload bit are covered by the CRC alone).
+order, so a single damaged field gives one known code: fewer than 192 bytes -> TRUNCATED, an
+address not 16-byte aligned -> ALIGN, magic -> MAGIC, format version -> VERSION, a reserved
+byte or flag bit not zero -> RESERVED, model id -> MODEL, the code's ABI outside [min, max] ->
+ABI, declared payload above the bytes given -> TRUNCATED, below them or not the payload size the
+code expects -> SIZE, CRC -> CRC (accidents: every other single-bit error), the payload's
+SHA-256 -> DIGEST (a payload edited on purpose with the CRC recomputed), then the signature:
+a signed blob whose signature does not verify -> SIGNATURE, an unsigned blob where the code
+requires signatures (built with --sign-key, or N_REQUIRE_SIGNATURE) -> UNSIGNED.
+
+The CRC and the digest protect against damage and against an edit that forgets the digest;
+only the signature protects against someone who can write the slot and recompute both.
 
 The model id hashes what the code assumes about the payload: the layout (name, type, length
 and offset of every constant) and every kernel call with its template and its parameters
@@ -31,11 +41,12 @@ change only values inside the blob keep the id, so a retrained float model (or a
 with the same quantization constants in code) is an update of the blob alone; a blob of any
 other model, or built for other kernels (another target's repacked layout), is refused.
 
-Costs, measured on the MLPerf Tiny KWS model for Cortex-M4 (arm-none-eabi-gcc -O2): the code
-image drops from 41,652 B to 9,344 B of flash (the 33,792 B blob goes to its own slot); the
-checks, the CRC and the binding add about 1.3 KiB of code; the parameter structs of calls that
-point at constants move from flash to RAM (+816 B of .bss), since their pointers are only known
-once a blob is accepted; an inference runs the same instructions (5,152,571 vs 5,152,737).
+Costs of format 1, measured on the MLPerf Tiny KWS model for Cortex-M4 (arm-none-eabi-gcc -O2):
+the code image drops from 41,652 B to 9,344 B of flash (the 33,792 B blob goes to its own slot);
+the checks, the CRC and the binding add about 1.3 KiB of code; the parameter structs of calls
+that point at constants move from flash to RAM (+816 B of .bss); an inference runs the same
+instructions. Format 2 adds SHA-256 of the payload to the checks (and Ed25519 verification in
+signed builds); not re-measured on the board yet.
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from codegen.emit import ed25519
 from codegen.emit.literals import c_float, c_int
 from codegen.ir.types import C_TYPES
 from codegen.lower.context import LowerContext
@@ -53,13 +65,17 @@ from codegen.lower.kernel import ConstArray, KernelCall
 from codegen.lower.variants import kernel_template
 
 MAGIC = b"KLNB"
-FORMAT_VERSION = 1
-HEADER_SIZE = 64
+FORMAT_VERSION = 2
+HEADER_SIZE = 192
+FLAG_SIGNED = 1
+SIGNED_BYTES = 96  # the signature covers header bytes 0..95, digest of the payload included
+CRC_OFFSET = 188
 ALIGN = 16
 # Version of the contract between generated code and payload (how kernels read constants):
 # raised when Kiln changes it, so that old blobs are refused by new code and the reverse.
 CODE_ABI = 1
-_HEAD = struct.Struct("<4sIII32sI8s")  # everything before the CRC field (60 bytes)
+_SIGNED_PART = struct.Struct("<4sIII32sII8s32s")  # bytes 0..95
+_HEAD = struct.Struct("<4sIII32sII8s32s64s28s")  # everything before the CRC field (188 bytes)
 
 # Error codes of the generated N_load_weights / N_run; the same values as runtime_c/kiln_blob.h.
 ERRORS = (
@@ -72,6 +88,10 @@ ERRORS = (
     ("BLOB_ABI", 26, "the blob does not accept this code's ABI version"),
     ("BLOB_SIZE", 27, "more bytes than the header says, or a payload of the wrong size"),
     ("BLOB_CRC", 28, "damaged: the CRC-32 does not match"),
+    ("BLOB_RESERVED", 29, "a reserved header byte or flag bit is not zero"),
+    ("BLOB_DIGEST", 30, "the payload is not the one the header's SHA-256 names"),
+    ("BLOB_SIGNATURE", 31, "signed, but the signature does not verify"),
+    ("BLOB_UNSIGNED", 32, "not signed, and this code accepts signed blobs only"),
 )
 ERROR_CODES = {name: code for name, code, _ in ERRORS}
 
@@ -112,8 +132,16 @@ class BlobHeader:
     max_code_abi: int
     model_id: bytes
     payload_size: int
+    flags: int
     reserved: bytes
+    digest: bytes
+    signature: bytes
+    reserved2: bytes
     crc32: int
+
+    @property
+    def signed(self) -> bool:
+        return bool(self.flags & FLAG_SIGNED)
 
 
 def blob_file(name: str) -> str:
@@ -166,9 +194,14 @@ def model_id(ctx: LowerContext, calls: list[KernelCall], offsets: list[int], siz
     return hashlib.sha256(json.dumps(view, sort_keys=True).encode()).digest()
 
 
-def blob_bytes(payload: bytes, ident: bytes, abi_range: tuple[int, int] = (CODE_ABI, CODE_ABI)) -> bytes:
-    """Header and payload; `abi_range`: the code ABI versions that may read it."""
-    head = _HEAD.pack(MAGIC, FORMAT_VERSION, abi_range[0], abi_range[1], ident, len(payload), bytes(8))
+def blob_bytes(payload: bytes, ident: bytes, abi_range: tuple[int, int] = (CODE_ABI, CODE_ABI),
+               sign_key: bytes | None = None) -> bytes:
+    """Header and payload; `abi_range`: the code ABI versions that may read it; `sign_key`: the
+    32-byte Ed25519 private key to sign it with (None: unsigned)."""
+    signed_part = _SIGNED_PART.pack(MAGIC, FORMAT_VERSION, abi_range[0], abi_range[1], ident, len(payload),
+                                    FLAG_SIGNED if sign_key else 0, bytes(8), hashlib.sha256(payload).digest())
+    signature = ed25519.sign(sign_key, signed_part) if sign_key else bytes(64)
+    head = signed_part + signature + bytes(28)
     crc = zlib.crc32(payload, zlib.crc32(head))
     return head + struct.pack("<I", crc) + payload
 
@@ -176,7 +209,7 @@ def blob_bytes(payload: bytes, ident: bytes, abi_range: tuple[int, int] = (CODE_
 def read_header(blob: bytes) -> BlobHeader:
     """The header fields, unchecked (the C code is what checks)."""
     fields = _HEAD.unpack_from(blob, 0)
-    (crc,) = struct.unpack_from("<I", blob, _HEAD.size)
+    (crc,) = struct.unpack_from("<I", blob, CRC_OFFSET)
     return BlobHeader(*fields, crc32=crc)
 
 
@@ -209,6 +242,8 @@ def weights_manifest(blob: bytes, name: str, code_bytes_estimate: int) -> dict:
         "code_bytes_estimate": code_bytes_estimate,
         "sha256": hashlib.sha256(blob).hexdigest(),
         "crc32": f"0x{head.crc32:08x}",
+        "payload_sha256": head.digest.hex(),
+        "signed": head.signed,
         "model_id": head.model_id.hex(),
         "format_version": head.format_version,
         "code_abi": CODE_ABI,

@@ -57,14 +57,16 @@ def _frontend(path: Path):
 
 
 def load_model(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
-               specialized: dict[str, tuple[float, ...]] | None = None) -> Graph:
+               specialized: dict[str, tuple[float, ...]] | None = None, check: bool = True) -> Graph:
     """Import a model file as a verified Kiln graph; every error names the file. `specialized`:
-    inputs the build is fixed to (ONNX only; TFLite models take no shape-giving inputs)."""
+    inputs the build is fixed to (ONNX only; TFLite models take no shape-giving inputs);
+    `check`: the full ONNX checker (TFLite models are always verified, see tflite/validate.py)."""
     try:
-        if specialized and model_format(path) == "tflite":
+        fmt = model_format(path)
+        if specialized and fmt == "tflite":
             raise KilnError("--specialize applies to ONNX models (a TFLite model's shapes are static)")
-        if specialized:
-            return _frontend(path).load(path, input_shapes or {}, specialized)
+        if fmt == "onnx":
+            return _frontend(path).load(path, input_shapes or {}, specialized, check=check)
         return _frontend(path).load(path, input_shapes or {})
     except KilnError as err:
         raise err.located(str(path)) from None

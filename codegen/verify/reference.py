@@ -121,6 +121,13 @@ def reference_name(model: Path) -> str:
 
 
 def run_reference(model: Path, samples: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
-    runner = {"onnxruntime": run_onnxruntime, "tflite-micro": run_tflite_micro,
-              "litert": run_litert}[reference_name(model)]
-    return runner(model, samples)
+    name = reference_name(model)
+    runner = {"onnxruntime": run_onnxruntime, "tflite-micro": run_tflite_micro, "litert": run_litert}[name]
+    try:
+        return runner(model, samples)
+    except KilnError:
+        raise
+    except Exception as err:  # the runtime refuses a model Kiln compiled: nothing to compare with
+        text = " ".join(str(err).split())
+        raise KilnError(f"the reference runtime {name} refuses the model, so there is nothing to compare "
+                        f"with: {type(err).__name__}: {text[:400]}", where=str(model)) from None

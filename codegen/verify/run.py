@@ -13,6 +13,7 @@ from codegen.compiler import BuildResult, compile_model
 from codegen.errors import KilnError
 from codegen.options import CompileOptions
 from codegen.verify import host
+from codegen.verify.npy_file import read_npy
 from codegen.verify.compare import OutputReport, compare_output, merge_reports
 from codegen.verify.reference import reference_name, run_reference
 from codegen.verify.samples import random_samples
@@ -79,10 +80,7 @@ def load_inputs(build: BuildResult, paths: list[Path]) -> dict[str, np.ndarray]:
                         f"{len(paths)} --input file(s) given")
     sample = {}
     for io, path in zip(inputs, paths):
-        try:
-            arr = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as err:
-            raise KilnError(f"cannot read input: {err}", where=str(path)) from None
+        arr = read_npy(path)
         if arr.size != int(np.prod(io["shape"], dtype=np.int64)):
             raise KilnError(f"input '{io['name']}' takes shape {io['shape']}, file has {list(arr.shape)}",
                             where=str(path))

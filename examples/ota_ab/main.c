@@ -47,6 +47,10 @@ static const char *status_name(int code)
     case OTA_MODEL_ERR_BLOB_ABI: return "ERR_BLOB_ABI";
     case OTA_MODEL_ERR_BLOB_SIZE: return "ERR_BLOB_SIZE";
     case OTA_MODEL_ERR_BLOB_CRC: return "ERR_BLOB_CRC";
+    case OTA_MODEL_ERR_BLOB_RESERVED: return "ERR_BLOB_RESERVED";
+    case OTA_MODEL_ERR_BLOB_DIGEST: return "ERR_BLOB_DIGEST";
+    case OTA_MODEL_ERR_BLOB_SIGNATURE: return "ERR_BLOB_SIGNATURE";
+    case OTA_MODEL_ERR_BLOB_UNSIGNED: return "ERR_BLOB_UNSIGNED";
     default: return "unknown";
     }
 }

@@ -63,8 +63,10 @@ def test_blob_build_has_no_weights_in_code_and_a_consistent_blob(models_dir):
     assert "m_weights.c" not in files and "m_weights.c" not in files["kiln.mk"]
     blob = files["m.weights.bin"]
     head = read_header(blob)
-    assert (head.magic, head.format_version, head.payload_size) == (b"KLNB", 1, len(blob) - HEADER_SIZE)
-    assert head.crc32 == zlib.crc32(blob[HEADER_SIZE:], zlib.crc32(blob[:60]))
+    assert (head.magic, head.format_version, head.payload_size) == (b"KLNB", 2, len(blob) - HEADER_SIZE)
+    assert head.crc32 == zlib.crc32(blob[HEADER_SIZE:], zlib.crc32(blob[:188]))
+    assert head.digest == hashlib.sha256(blob[HEADER_SIZE:]).digest() and not head.signed
+    assert head.reserved == bytes(8) and head.reserved2 == bytes(28) and head.signature == bytes(64)
     assert w["blob_bytes"] == len(blob) and w["payload_bytes"] == head.payload_size
     assert w["sha256"] == hashlib.sha256(blob).hexdigest() and w["crc32"] == f"0x{head.crc32:08x}"
     assert w["model_id"] == head.model_id.hex() and w["code_constant_bytes"] == 0

@@ -39,7 +39,11 @@ def expected_for_flip(blob: bytes, bit: int) -> int:
         return CODE["MODEL"]
     if byte < 52:  # the declared payload size: above the bytes given reads as a truncation
         return CODE["TRUNCATED"] if head.payload_size > len(blob) - HEADER_SIZE else CODE["SIZE"]
-    return CODE["CRC"]  # reserved bytes, the CRC field, the payload
+    if byte < 56:  # flags: the signed bit is covered by the CRC, the others must be zero
+        return CODE["CRC"] if bit == 52 * 8 else CODE["RESERVED"]
+    if byte < 64 or 160 <= byte < 188:
+        return CODE["RESERVED"]
+    return CODE["CRC"]  # digest, signature, the CRC field, the payload
 
 
 def campaign(probe: Probe, flips: list[int], cuts: list[int]) -> None:
@@ -86,7 +90,7 @@ def test_foreign_misaligned_and_out_of_range_blobs_are_refused(ad01, tmp_path):
         "abi_wide": (blob_bytes(payload, head.model_id, (0, 7)), OK),
         "short_payload": (blob_bytes(payload[:-16], head.model_id), CODE["SIZE"]),
         "trailing_bytes": (blob + bytes(16), CODE["SIZE"]),
-        "format_2": (blob[:4] + struct.pack("<I", 2) + blob[8:], CODE["VERSION"]),
+        "format_1": (blob[:4] + struct.pack("<I", 1) + blob[8:], CODE["VERSION"]),
     }
     for key, (data, _) in variants.items():
         (tmp_path / f"{key}.bin").write_bytes(data)

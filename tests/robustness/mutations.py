@@ -438,12 +438,44 @@ def onnx_nesting(rng: random.Random, data: bytes) -> bytes:
     return data + _field(7, graph)
 
 
+def onnx_checker(rng: random.Random, m: onnx.ModelProto) -> None:
+    """Damage that only the full ONNX checker sees (issue 17): the model still parses and every
+    tensor keeps its size, but a type, dimension, attribute, opset or arity breaks the spec."""
+    g = m.graph
+    how = rng.choice(["retype", "negative_dim", "foreign_attr", "opset", "extra_input", "attr_type"])
+    if how == "retype" and g.initializer:
+        t = rng.choice(g.initializer)  # e.g. a float scale read as uint4, its bytes unchanged
+        t.data_type = rng.choice([onnx.TensorProto.UINT4, onnx.TensorProto.INT4, onnx.TensorProto.BOOL,
+                                  onnx.TensorProto.STRING, onnx.TensorProto.FLOAT16, onnx.TensorProto.INT64])
+    elif how == "negative_dim" and g.initializer:
+        t = rng.choice(g.initializer)
+        if t.dims:
+            t.dims[rng.randrange(len(t.dims))] = -rng.choice([1, 2, 7])
+    elif how == "foreign_attr" and g.node:
+        n = rng.choice(g.node)  # `group` on Mul
+        n.attribute.append(helper.make_attribute(rng.choice(["group", "axis", "kernel_shape", "mode"]),
+                                                 rng.choice([1, 2, [3, 3], "linear"])))
+    elif how == "opset":
+        for op in m.opset_import:
+            if op.domain in ("", "ai.onnx"):
+                op.version = rng.choice([2 ** 40, 10 ** 6, 99, 0])
+    elif how == "extra_input" and g.node:
+        n = rng.choice(g.node)  # GlobalAveragePool with two inputs
+        n.input.append(rng.choice([i for i in n.input if i] or [g.input[0].name]))
+    elif g.node:
+        n = rng.choice(g.node)
+        if n.attribute:
+            a = rng.choice(n.attribute)
+            a.type = rng.choice([onnx.AttributeProto.FLOAT, onnx.AttributeProto.STRING, onnx.AttributeProto.INTS])
+
+
 ONNX_BYTE_MUTATIONS = {"onnx_nesting": onnx_nesting}
 
 ONNX_MUTATIONS: dict[str, Callable[[random.Random, onnx.ModelProto], None]] = {
     "onnx_dims": onnx_dims, "onnx_tensor_data": onnx_tensor_data, "onnx_absurd_shape": onnx_absurd,
     "onnx_dangling": onnx_dangling, "onnx_cycle": onnx_cycle, "onnx_attr": onnx_attr,
     "onnx_op_type": onnx_op_type, "onnx_arity": onnx_arity, "onnx_graph": onnx_graph,
+    "onnx_checker": onnx_checker,
 }
 
 
@@ -499,6 +531,17 @@ def tfl_shape(rng: random.Random, m) -> None:
 def tfl_type(rng: random.Random, m) -> None:
     t = rng.choice(m.subgraphs[0].tensors)
     t.type = rng.choice([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15, 16, 17, 18, 127, -1])
+
+
+def tfl_op_types(rng: random.Random, m) -> None:
+    """One tensor of an operator retyped to another valid TFLite type, lengths unchanged where
+    the item size allows (issue 17: a CONV_2D filter from INT8 into BOOL built and ran)."""
+    sg = m.subgraphs[0]
+    op = rng.choice(sg.operators)
+    slots = [int(i) for i in list(op.inputs) + list(op.outputs) if int(i) >= 0]
+    t = sg.tensors[rng.choice(slots)]
+    same_size = {9: [6, 3], 6: [9, 3], 3: [9, 6], 0: [2, 1], 2: [0], 7: [1, 16], 16: [7]}  # TensorType codes
+    t.type = rng.choice(same_size.get(int(t.type), [0, 2, 3, 6, 7, 9]) + [0, 2, 9])
 
 
 def tfl_buffer(rng: random.Random, m) -> None:
@@ -670,7 +713,7 @@ def tfl_graph(rng: random.Random, m) -> None:
 TFLITE_MUTATIONS = {
     "tfl_shape": tfl_shape, "tfl_type": tfl_type, "tfl_buffer": tfl_buffer, "tfl_quant": tfl_quant,
     "tfl_operator_io": tfl_operator_io, "tfl_opcode": tfl_opcode, "tfl_options": tfl_options,
-    "tfl_graph": tfl_graph,
+    "tfl_graph": tfl_graph, "tfl_op_types": tfl_op_types,
 }
 
 

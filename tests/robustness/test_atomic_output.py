@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen.compiler import write_output
+from codegen.emit.output_folder import write_output
+from codegen.errors import KilnError
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "models"
 
@@ -55,7 +56,7 @@ def test_a_failure_while_writing_leaves_previous_output(previous, tmp_path, monk
         return real(self, text, *a, **k)
 
     monkeypatch.setattr(Path, "write_text", flaky)
-    with pytest.raises(OSError):
+    with pytest.raises(KilnError, match="No space left on device"):
         write_output({f"f{i}.c": "x" for i in range(5)}, previous)
     monkeypatch.undo()
     assert snapshot(previous) == before

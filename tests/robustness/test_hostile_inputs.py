@@ -34,8 +34,8 @@ def error_of(model: onnx.ModelProto | bytes, tmp_path: Path, suffix: str = ".onn
     else:
         onnx.save(model, path)
     start = time.perf_counter()
-    with pytest.raises(KilnError) as info:
-        compile_model(path, CompileOptions(target=load_target("host"), planner="greedy"))
+    with pytest.raises(KilnError) as info:  # Kiln's own bounds: past the ONNX checker, which refuses most of these
+        compile_model(path, CompileOptions(target=load_target("host"), planner="greedy", check_model=False))
     assert time.perf_counter() - start < 3.0
     text = str(info.value)
     assert text.startswith(f"{path}: ") and "\n" not in text
@@ -275,4 +275,4 @@ def test_scales_whose_ratio_overflows_fixed_point_are_refused(target, tmp_path):
     path = tmp_path / "m.tflite"
     path.write_bytes(model)
     with pytest.raises(KilnError, match=r"node 'conv': .*rescale factor .* beyond"):
-        compile_model(path, CompileOptions(target=load_target(target), planner="greedy"))
+        compile_model(path, CompileOptions(target=load_target(target), planner="greedy", check_model=False))

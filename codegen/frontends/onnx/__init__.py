@@ -19,11 +19,13 @@ from codegen.ir.graph import Graph
 
 
 def load(path: Path, input_shapes: dict[str, tuple[int, ...]],
-         specialized: dict[str, tuple[float, ...]] | None = None) -> Graph:
+         specialized: dict[str, tuple[float, ...]] | None = None, check: bool = False) -> Graph:
     """Import an ONNX model with static shapes (dynamic dims from `input_shapes`, batch 1;
-    `specialized`: inputs fixed to values, see convert.specialize_input)."""
+    `specialized`: inputs fixed to values, see convert.specialize_input; `check`: the full
+    ONNX checker first, see checker.py — on in codegen.frontends.load_model and the CLI, off
+    here, where the converters' own checks are tested on hand-made graphs)."""
     specialized = {k: np.asarray(v) for k, v in (specialized or {}).items()}
-    return build_graph(read_model(Path(path)), dict(input_shapes or {}), specialized)
+    return build_graph(read_model(Path(path), check), dict(input_shapes or {}), specialized)
 
 
 def scan(path: Path, specialized: tuple[str, ...] = ()) -> list[SourceOp]:

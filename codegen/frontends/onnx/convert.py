@@ -95,6 +95,8 @@ def build_graph(model: OnnxModel, input_shapes: dict[str, tuple[int, ...]],
     unsupported = [(s.op_type, s.node) for s in classify(model, set(specialized)) if not s.supported]
     if unsupported:
         raise UnsupportedOpsError(unsupported)
+    if model.checker_finding is not None:  # after the listing above, which says more to the user
+        raise model.checker_finding
     b = GraphBuilder(model.name)
     reserved = set(model.initializers) | {vi.name for vi in model.inputs} | \
         {t for n in model.nodes for t in n.outputs if t}

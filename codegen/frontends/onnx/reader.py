@@ -18,6 +18,8 @@ import onnx
 from onnx import external_data_helper, helper, numpy_helper
 
 from codegen.errors import KilnError
+from codegen.frontends.onnx.checker import checker_finding
+from codegen.frontends.onnx.external_data import load_external_data
 
 MIN_OPSET = 7  # Kiln maps the semantics of ai.onnx opsets 7 and later (tested up to 21)
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -62,10 +64,13 @@ class OnnxModel:
     outputs: list[onnx.ValueInfoProto]
     nodes: list[OnnxNode]  # in a valid execution order
     source_bytes: int = 0  # size of the serialised model (bounds what import may compute)
+    checker_finding: KilnError | None = None  # the full ONNX checker's, when asked for (checker.py)
 
 
-def read_proto(path: Path) -> onnx.ModelProto:
-    """The model protobuf with its external data loaded from the model's folder."""
+def read_proto(path: Path, check: bool = False) -> tuple[onnx.ModelProto, KilnError | None]:
+    """The model protobuf with its external data loaded from the model's folder, and with
+    `check` the full ONNX checker's finding (see checker.py), raised by the caller once Kiln's
+    own listing of unsupported operators had its say."""
     try:
         model = onnx.load(str(path), load_external_data=False)
     except OSError as err:
@@ -74,13 +79,8 @@ def read_proto(path: Path) -> onnx.ModelProto:
         raise KilnError(f"not a valid ONNX model (protobuf does not parse: {_short(err)})") from None
     if not model.HasField("graph") or model.ir_version <= 0:
         raise KilnError("not a valid ONNX model (no graph or IR version)")
-    if any(external_data_helper.uses_external_data(t)
-           for t in external_data_helper._get_all_tensors(model)):
-        try:
-            external_data_helper.load_external_data_for_model(model, str(path.resolve().parent))
-        except Exception as err:
-            raise KilnError(f"cannot load external tensor data: {_short(err)}") from None
-    return model
+    load_external_data(model, path.resolve().parent)  # sizes checked before anything is read
+    return model, checker_finding(model) if check else None
 
 
 def _short(err: Exception) -> str:
@@ -132,8 +132,11 @@ def _all_nodes(graph: onnx.GraphProto):
                 yield from _all_nodes(sub)
 
 
-def read_model(path: Path) -> OnnxModel:
-    return parse_model(read_proto(path), default_name=path.stem)
+def read_model(path: Path, check: bool = False) -> OnnxModel:
+    proto, finding = read_proto(path, check)
+    model = parse_model(proto, default_name=path.stem)
+    model.checker_finding = finding
+    return model
 
 
 def parse_model(model: onnx.ModelProto, default_name: str = "model") -> OnnxModel:

@@ -19,6 +19,7 @@ from codegen.frontends.tflite.importer import Importer, execution_order, op_labe
 from codegen.frontends.tflite.ops import CONVERTERS
 from codegen.frontends.tflite.reader import read_model
 from codegen.frontends.tflite.sparse import fold_densify
+from codegen.frontends.tflite.validate import validate
 from codegen.ir.graph import Graph
 from codegen.ops.registry import get_op
 
@@ -44,6 +45,7 @@ def load_bytes(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
                    if op.custom or op.code not in CONVERTERS]
     if unsupported:
         raise UnsupportedOpsError(unsupported)
+    validate(model, imp.names)  # types, shapes, quantization each operator accepts (validate.py)
     imp.convert_all(order, CONVERTERS)
     g = imp.finish()
     limits.check_graph(g)
