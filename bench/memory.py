@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from codegen.compiler import compile_graph, compile_model
-from codegen.emit.layout import arena_buffers
+from codegen.memory.lifetimes import arena_buffers
 from codegen.ir.builder import GraphBuilder
 from codegen.ir.types import np_dtype
 from codegen.lower import lower_graph

@@ -1,4 +1,5 @@
-"""The whole pipeline, model file to generated files: import, optimise, lower, plan, emit."""
+"""The whole pipeline, model file to generated files: import, optimise, fuse, choose kernels,
+plan memory, emit."""
 
 from __future__ import annotations
 
@@ -7,25 +8,27 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from codegen import __version__, canaries
 from codegen.budget import check_budget, need_of
-from codegen.emit.layout import arena_aliases, arena_buffers, planned_calls
 from codegen.emit.render import io_cname, render, write_generated
 from codegen.emit.weights_blob import blob_file, weights_manifest
 from codegen.errors import KilnError
 from codegen.frontends import load_model
+from codegen.fusion.patch import patch_first_stage
 from codegen.fusion.patch_views import apply_band_views
 from codegen.fusion.planner import FusionPlan, plan_fusion
 from codegen.ir.graph import Graph
+from codegen.kernels.select import planned_calls
 from codegen.limits import check_lowered
 from codegen.lower import lower_graph
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.memory import Alias, Buffer, Plan, plan_memory
+from codegen.memory.lifetimes import arena_aliases, arena_buffers
 from codegen.memory.report import memory_markdown, memory_svg
 from codegen.ops import bounded
 from codegen.options import CompileOptions
@@ -51,28 +54,11 @@ def default_name(model: Path) -> str:
 
 def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: str,
                   model_sha256: str) -> BuildResult:
-    source = g
-    g = run_pipeline(g, dump_dir=options.dump_ir)
-    # Fusion groups decided by the cost model (codegen/fusion/planner.py); --patch-stage below
-    # patches the first stage itself, so the planner only proposes it without that flag.
-    fusion = plan_fusion(g, options.target, options.optimize, source=source, ram_limit=options.ram_limit,
-                         patch=not options.patch_stage, mode=options.fusion)
-    g = fusion.graph
-    patched = None
-    if options.patch_stage:  # memory-driven fusion: the first stage patch by patch, if it pays
-        from codegen.fusion.patch import patch_first_stage
-
-        g, patched = patch_first_stage(g, options.target, options.patch_tiles)
-    lowered = apply_band_views(lower_graph(g, options.target, options.optimize))  # patch bands: views, not copies
-    check_lowered(lowered)
-    if options.target.variants != ("reference",):  # variant kernels pack their parameters: check them as
-        check_lowered(lower_graph(g, replace(options.target, variants=("reference",)), options.optimize))  # reference ones
-    buffers = arena_buffers(lowered)
-    aliases = arena_aliases(lowered, buffers)  # in-place reuse the kernels allow
-    guard = canaries.canary_bytes(options.target.alignment) if options.canaries else 0
-    if guard:  # debug build: every buffer followed by a canary, no in-place reuse
-        buffers, aliases = canaries.padded(buffers, guard), []
-    plan = plan_memory(buffers, options.planner, options.time_limit_s, aliases)  # plan.seconds: never into files
+    """The stages in order: passes, fusion, kernels, memory, emit."""
+    optimised = run_pipeline(g, dump_dir=options.dump_ir)
+    fusion, fused, patched = _fuse(g, optimised, options)
+    lowered = _lower(fused, options)
+    buffers, aliases, plan, guard = _plan(lowered, options)
     files = render(lowered, plan, name=name, model_file=model_file, model_sha256=model_sha256,
                    canaries=canaries.canary_plan(buffers, plan, [c.cname for c in lowered.calls], guard)
                    if guard else None, weights=options.weights)
@@ -85,7 +71,39 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
     files[f"{name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     temps = [a.temp for a in aliases if a.pair in set(plan.aliases) and a.temp is not None]
     files.update(_memory_report(plan, buffers + temps, name))
-    return BuildResult(name, g, lowered, buffers, plan, files, manifest, aliases, fusion=fusion)
+    return BuildResult(name, fused, lowered, buffers, plan, files, manifest, aliases, fusion=fusion)
+
+
+def _fuse(source: Graph, g: Graph, options: CompileOptions):
+    """Fusion groups decided by the cost model (codegen/fusion/planner.py); with --patch-stage
+    the first CNN stage patch by patch when that pays (the planner then does not propose it)."""
+    fusion = plan_fusion(g, options.target, options.optimize, source=source, ram_limit=options.ram_limit,
+                         patch=not options.patch_stage, mode=options.fusion)
+    if not options.patch_stage:
+        return fusion, fusion.graph, None
+    fused, patched = patch_first_stage(fusion.graph, options.target, options.patch_tiles)
+    return fusion, fused, patched
+
+
+def _lower(g: Graph, options: CompileOptions) -> LowerContext:
+    """Every node's kernel calls (the kernel registry's choice) and constants, checked against
+    the limits; patch bands become views, not copies. The specs that pack parameters check
+    them before packing (codegen/kernels/linear.py)."""
+    lowered = apply_band_views(lower_graph(g, options.target, options.optimize))
+    check_lowered(lowered)
+    return lowered
+
+
+def _plan(lowered: LowerContext, options: CompileOptions):
+    """Buffer lifetimes, the in-place reuse the kernels allow, and the arena plan; a debug build
+    (--debug-canaries) follows every buffer with a canary and takes no in-place reuse."""
+    buffers = arena_buffers(lowered)
+    aliases = arena_aliases(lowered, buffers)
+    guard = canaries.canary_bytes(options.target.alignment) if options.canaries else 0
+    if guard:
+        buffers, aliases = canaries.padded(buffers, guard), []
+    plan = plan_memory(buffers, options.planner, options.time_limit_s, aliases)  # plan.seconds: never into files
+    return buffers, aliases, plan, guard
 
 
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from codegen.emit.layout import arena_buffers
+from codegen.memory.lifetimes import arena_buffers
 from codegen.errors import KilnError
 from codegen.frontends import load_model, scan_model
 from codegen.lower import lower_graph

@@ -166,13 +166,8 @@ def check_lowered(ctx) -> None:
                 raise KilnError(f"{call.kernel}: parameter '{key}' is NaN (check the node's attributes "
                                 "and constants)", node=", ".join(call.origin) or call.cname)
             if "shift" in key:
-                shifts = np.asarray(value.data if hasattr(value, "data") else value).reshape(-1)
-                bad = [int(v) for v in shifts if not -MAX_SHIFT <= int(v) <= MAX_SHIFT]
-                if bad:
-                    raise KilnError(f"{call.kernel}: the quantization scales give a rescale factor of 2^{bad[0]} "
-                                    f"('{key}'), beyond int32 fixed point (at most 2^{MAX_SHIFT}); check the "
-                                    "scales of the node's inputs and output",
-                                    node=", ".join(call.origin) or call.cname)
+                check_shifts(call.kernel, key, value.data if hasattr(value, "data") else value,
+                             ", ".join(call.origin) or call.cname)
     for const in ctx.consts:
         data = np.asarray(const.data)
         if data.dtype.kind == "f" and np.isnan(data).any():
@@ -180,6 +175,17 @@ def check_lowered(ctx) -> None:
             node = ", ".join(call.origin) if call is not None and call.origin else const.name
             raise KilnError(f"constant '{const.name}' computed at compile time holds NaN (check the "
                             "node's constants, e.g. a negative variance)", node=node)
+
+
+def check_shifts(kernel: str, key: str, shifts, node: str) -> None:
+    """Requantization shifts of at most 31 bits either way. Checked on every kernel parameter
+    named *shift* (check_lowered) and by the kernel specs whose parameter block packs the
+    shifts into a table (codegen/kernels/linear.py), on the values before packing."""
+    bad = [int(v) for v in np.asarray(shifts).reshape(-1) if not -MAX_SHIFT <= int(v) <= MAX_SHIFT]
+    if bad:
+        raise KilnError(f"{kernel}: the quantization scales give a rescale factor of 2^{bad[0]} "
+                        f"('{key}'), beyond int32 fixed point (at most 2^{MAX_SHIFT}); check the "
+                        "scales of the node's inputs and output", node=node)
 
 
 def _has_nan(value) -> bool:

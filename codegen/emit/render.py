@@ -11,14 +11,14 @@ import numpy as np
 
 from codegen import __version__
 from codegen.emit.context import CallCtx, ConstDecl, IOSpec, KernelSource, ModelCtx, ParamInit
-from codegen.emit.layout import planned_calls, scratch_name
 from codegen.emit.literals import c_api_values, c_array_values, c_float, c_int
 from codegen.emit.weights_blob import build_blob
 from codegen.ir.types import C_TYPES
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.lower.kernel import ConstArray, ParamValue, ScratchArg, TensorArg
-from codegen.lower.variants import kernel_template
+from codegen.kernels.select import planned_calls, template_path
 from codegen.memory import Plan
+from codegen.memory.lifetimes import scratch_name
 from codegen.ops.bounded import LengthArg, bounded_values, length_output
 from codegen.resources import RUNTIME_C, TEMPLATES
 
@@ -134,7 +134,7 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
     blob_ctx, blob = build_blob(ctx, calls, name, res.symbol) if weights == "blob" else (None, None)
     local |= {"kiln_blob.h"} if blob_ctx else set()
     kernels = sorted({c.kernel for c in calls})
-    kernel_vars = {c.kernel: dict(c.template_vars) for c in calls}  # generated kernels' templates
+    kernel_call = {c.kernel: c for c in calls}  # its template and variables (a generated kernel's)
     model = ModelCtx(
         name=name, guard=guard, kiln_version=__version__, model_file=model_file,
         model_sha256=model_sha256, target=ctx.target.name,
@@ -143,8 +143,8 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
         outputs=_io_specs(ctx, ctx.g.outputs, "OUTPUT", guard),
         system_headers=tuple(sorted(headers - local)),
         local_headers=tuple(sorted(local)),
-        kernels=tuple(KernelSource(k, _ENV.get_template(kernel_template(k, ctx.target.variants))
-                                   .render(**kernel_vars[k]))
+        kernels=tuple(KernelSource(k, _ENV.get_template(template_path(kernel_call[k].template, kernel_call[k].variant))
+                                   .render(**dict(kernel_call[k].template_vars)))
                       for k in kernels),
         consts=tuple(ConstDecl(res.symbol(c), C_TYPES[c.dtype], max(c.data.size, 1),
                                tuple(c_array_values(c.data, c.dtype)) or ("0",))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from codegen.emit.layout import arena_aliases, arena_buffers
+from codegen.memory.lifetimes import arena_aliases, arena_buffers
 from codegen.errors import KilnError
 from codegen.fusion.patch_geometry import RowWindow, activation_input, band_bounds, chain_rows, row_window
 from codegen.fusion.patch_views import PATCH_PREFIX, apply_band_views

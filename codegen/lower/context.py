@@ -10,7 +10,7 @@ import numpy as np
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import np_dtype
 from codegen.lower.kernel import Arg, ConstArray, KernelCall, ParamValue, TensorArg
-from codegen.lower.variants import kernel_variant
+from codegen.ops.request import KernelRequest
 from codegen.targets import Target
 
 
@@ -72,27 +72,41 @@ class LowerContext:
             self._const_of_value[name] = const
         return self._const_of_value[name]
 
-    # -- kernel variants -----------------------------------------------------------------
-    def kernel_variant(self, kernel: str) -> str:
-        """The template variant the emitter will render for `kernel` on this target
-        ("reference", "cortex_m_dsp", "mve", ...): lowering asks it to hand that template
-        the weight layout and parameters it expects (see codegen/lower/repack.py)."""
-        return kernel_variant(kernel, self.target.variants)
-
     # -- program -------------------------------------------------------------------------
     def call(self, node: Node, kernel: str, params: dict[str, ParamValue], args: Sequence[Arg],
-             headers: Sequence[str] = (), part: str | None = None) -> KernelCall:
-        """Append a kernel call for `node`; `part` names it when a node needs several calls."""
+             headers: Sequence[str] = (), part: str | None = None, *, template: str | None = None,
+             template_vars: tuple = (), elementwise: bool = False) -> KernelCall:
+        """Append the call computing `kernel` (named as its reference kernel) for `node` with
+        these fields and arguments; `part` names it when a node needs several calls,
+        `template`/`template_vars` give a kernel generated per call site, `elementwise` says
+        out[i] depends on element i of each same-shaped input only. The kernel registry
+        chooses the kernel that runs it (codegen/kernels/select.py)."""
+        return self.request(KernelRequest(kernel, node, dict(params), tuple(args), tuple(headers), part,
+                                          template, template_vars, elementwise))
+
+    def request(self, request: KernelRequest) -> KernelCall:
+        """Append the call the kernel registry chooses for `request`."""
+        from codegen.kernels.select import lower_request  # kernels build on this context
+
+        return lower_request(request, self)
+
+    def append_call(self, request: KernelRequest, variant: str, params: dict[str, ParamValue],
+                    args: Sequence[Arg], headers: Sequence[str]) -> KernelCall:
+        """Append the call a spec prepared for `request` (codegen/kernels/select.py only)."""
+        node = request.node
         call = KernelCall(
-            cname=self.cname(node) + (f"_{part}" if part else ""),
-            kernel=kernel,
-            function=f"kiln_{kernel}",
+            cname=self.cname(node) + (f"_{request.part}" if request.part else ""),
+            kernel=request.kernel,
+            function=f"kiln_{request.kernel}",
             params=dict(params),
             args=list(args),
             writes=list(node.outputs),
             origin=node.origin or (node.name,),
             headers=tuple(headers),
             reads=[a.value for a in args if isinstance(a, TensorArg) and a.value not in node.outputs],
+            template_vars=request.template_vars,
+            variant=variant,
+            template=request.stem,
         )
         self.calls.append(call)
         return call

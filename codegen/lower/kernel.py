@@ -4,40 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
+# The argument vocabulary of kernel requests and calls, defined beside the request.
+from codegen.ops.request import Arg, ConstArray, ParamValue, ScratchArg, TensorArg
 
-
-@dataclass(frozen=True, eq=False)
-class ConstArray:
-    """A constant array placed in flash (`const`), named `<model>_<name>` in the C output."""
-
-    name: str
-    dtype: str
-    data: np.ndarray  # 1-D, already in the layout the kernel reads
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.data.nbytes)
-
-
-@dataclass(frozen=True)
-class TensorArg:
-    """A graph value passed to a kernel: resolved to an arena slice, a user buffer or a constant."""
-
-    value: str
-
-
-@dataclass(frozen=True)
-class ScratchArg:
-    """A kernel-private scratch buffer of `nbytes`, live only during its call."""
-
-    nbytes: int
-
-
-Arg = TensorArg | ConstArray | ScratchArg
-# A parameter of a kernel's `const` params struct: int, float, bool, a constant array (pointer)
-# or a tuple of ints (a small fixed-size array field such as dims[4]).
-ParamValue = int | float | bool | ConstArray | tuple[int, ...]
+__all__ = ["Arg", "ConstArray", "KernelCall", "ParamValue", "ScratchArg", "TensorArg"]
 
 
 @dataclass
@@ -45,7 +15,7 @@ class KernelCall:
     """One call in the generated `run` function."""
 
     cname: str  # readable C name of this call, e.g. "conv2d_3"
-    kernel: str  # template stem, e.g. "conv2d_s8"
+    kernel: str  # kernel name, e.g. "conv2d_s8" (a generated kernel's: its template stem, "__", a digest)
     function: str  # C function the template defines, e.g. "kiln_conv2d_s8"
     params: dict[str, ParamValue]
     args: list[Arg]
@@ -66,3 +36,7 @@ class KernelCall:
     # Variables the kernel's template is rendered with, for a kernel generated per call site
     # (a fused chain: kernel "<template stem>__<digest>"); () for the fixed kernels.
     template_vars: tuple = ()
+    # The spec that computes it (codegen/kernels/select.py): its variant and template stem,
+    # rendered from templates/kernels/<variant>/<template>.c.j2.
+    variant: str = "reference"
+    template: str = ""

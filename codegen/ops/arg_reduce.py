@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from codegen.lower.context import LowerContext
+from codegen.ops.request import Lowering
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind
 from codegen.ops.softmax import normalized_axis, row_geometry
@@ -49,7 +49,7 @@ class ArgReduceOp(Op):
         return [np.asarray(idx, np.int64).reshape(g.values[node.outputs[0]].shape)]
 
     @classmethod
-    def lower(cls, node, ctx: LowerContext):
+    def lower(cls, node, ctx: Lowering):
         x, out = node.inputs[0], node.outputs[0]
         geo = row_geometry(node, ctx.g.values[x].shape)
         ctx.call(node, "arg_reduce_f32", {**geo, "is_max": cls.is_max, "last": bool(node.attrs["select_last_index"])},

@@ -16,9 +16,8 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.lower.context import LowerContext
+from codegen.ops.request import Lowering
 from codegen.ir.types import INTEGER_DTYPES
-from codegen.lower.inplace import allow_elementwise_inplace
 from codegen.ops.broadcast_binary import SUFFIX
 from codegen.ops.common import (apply_float_activation, broadcast_plan, broadcast_shape,
                                 check_activation, float_activation, quant_of, require_dtypes)
@@ -112,7 +111,7 @@ class BinaryOp(Op):
         return np.broadcast_to(out, g.values[node.outputs[0]].shape).astype(np.int8)
 
     @classmethod
-    def loop_params(cls, node: Node, ctx: LowerContext) -> dict:
+    def loop_params(cls, node: Node, ctx: Lowering) -> dict:
         g = ctx.g
         out = g.values[node.outputs[0]]
         dims, (sa, sb) = broadcast_plan(node, out.shape, g.values[node.inputs[0]].shape,
@@ -126,23 +125,24 @@ class BinaryOp(Op):
         if dtype == "float32":
             lo, hi = float_activation(node)
             params = {**cls.loop_params(node, ctx), "act_min": lo, "act_max": hi}
-            allow_elementwise_inplace(ctx, ctx.call(node, f"{cls.kernel_stem}_f32", params,
-                     [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])]))
+            ctx.call(node, f"{cls.kernel_stem}_f32", params,
+                     [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])], elementwise=True)
         elif cls.is_quantized(node, ctx.g):
             cls.lower_int8(node, ctx)
         else:  # the wrapping integer kernels of templates/kernels/reference/_int_arith.c.j2
-            allow_elementwise_inplace(ctx, ctx.call(node, f"{cls.kernel_stem}_{SUFFIX[dtype]}",
-                     cls.loop_params(node, ctx), [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])]))
+            ctx.call(node, f"{cls.kernel_stem}_{SUFFIX[dtype]}",
+                     cls.loop_params(node, ctx), [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])],
+                     elementwise=True)
 
     @classmethod
-    def lower_int8(cls, node: Node, ctx: LowerContext) -> None:
+    def lower_int8(cls, node: Node, ctx: Lowering) -> None:
         """One `<stem>_bcast_s8` call; the constants fill its nested `q` struct by designator."""
         q = cls.c_params(cls.int8_params(node, ctx.g))
         params = {**cls.loop_params(node, ctx), **{f"q.{k}": v for k, v in q.items()}}
         a, b = node.inputs
-        allow_elementwise_inplace(ctx, ctx.call(node, f"{cls.kernel_stem}_bcast_s8", params,
+        ctx.call(node, f"{cls.kernel_stem}_bcast_s8", params,
                  [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])],
-                 headers=("kiln_quant.h",)))
+                 headers=("kiln_quant.h",), elementwise=True)
 
 
 def add_sub_c_params(p) -> dict[str, int]:

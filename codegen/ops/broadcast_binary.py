@@ -16,7 +16,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import INTEGER_DTYPES
-from codegen.lower.context import LowerContext
+from codegen.ops.request import Lowering
 from codegen.ops.common import broadcast_plan, broadcast_shape
 from codegen.ops.registry import Op, OpKind
 
@@ -76,7 +76,7 @@ class BroadcastBinaryOp(Op):
         return [np.array(np.broadcast_to(result, out.shape))]
 
     @classmethod
-    def lower(cls, node, ctx: LowerContext):
+    def lower(cls, node, ctx: Lowering):
         g = ctx.g
         a, b = node.inputs
         dims, (sa, sb) = broadcast_plan(node, g.values[node.outputs[0]].shape, g.values[a].shape,

@@ -1,7 +1,7 @@
 """Conv2D: 2-D convolution over an NHWC input with OHWI weights and an optional bias.
 
 ONNX Conv (after the frontend's NCHW -> NHWC transposes) and TFLite CONV_2D. float32 and
-int8 (TFLM's reference_integer_ops::ConvPerChannel, bit-exact: see int8_linear).
+int8 (TFLM's reference_integer_ops::ConvPerChannel, bit-exact: see codegen/quant/linear.py).
 """
 
 from __future__ import annotations
@@ -11,14 +11,12 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import Value
-from codegen.lower.inplace import allow_conv_overlap
-from codegen.lower.packed import lower_packed
-from codegen.lower.repack_f32 import lower_neon_f32, reference_weights
 from codegen.ops.common import apply_float_activation, check_activation, float_activation, require_dtypes
 from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
-from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
-                                     linear_int8_params, lower_int8_linear, requantize)
+from codegen.ops.int8_linear import check_int8_accumulator, check_int8_linear
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
+from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize
 
 
 def ohwi_geometry(node: Node, x_shape, w_shape) -> ConvGeometry:
@@ -113,26 +111,21 @@ class Conv2D(Op):
 
     @classmethod
     def lower(cls, node, ctx):
+        """A convolution of this geometry: the kernel registry lays out its weights and
+        requantization for the kernel it chooses (codegen/kernels/*/conv2d_*.py)."""
         g = ctx.g
-        x, w = node.inputs[0], node.inputs[1]
-        wv = g.values[w]
-        geom = ohwi_geometry(node, g.values[x].shape, wv.shape)
-        channels = wv.shape[0]
-        params = {**geom.params(), "in_c": wv.shape[3], "out_c": channels}
-        if g.values[x].dtype == "int8" and lower_packed(node, ctx, "conv2d_s8", params, wv.data):
-            return  # a fast variant with repacked weights (codegen/lower/packed.py)
-        if g.values[x].dtype == "float32":
-            params["act_min"], params["act_max"] = float_activation(node)
-            if lower_neon_f32(node, ctx, "conv2d_f32", params):
-                return  # NEON kernels reading packed weight panels (codegen/lower/repack_f32.py)
-            w_arg, params["w_oc_stride"] = reference_weights(node, ctx)
-            allow_conv_overlap(ctx, ctx.call(node, "conv2d_f32", params,
-                     [ctx.tensor(x), w_arg, float_bias_arg(node, ctx, channels), ctx.tensor(node.outputs[0])]))
-            return
-        ins = [ctx.tensor(x), ctx.tensor(w)]
-        int8_params, bias = lower_int8_linear(node, ctx, channels, wv.data.reshape(channels, -1))
-        allow_conv_overlap(ctx, ctx.call(node, "conv2d_s8", {**params, **int8_params},
-                 ins + [bias, ctx.tensor(node.outputs[0])], headers=("kiln_quant.h",)))
+        x, wv = g.values[node.inputs[0]], g.values[node.inputs[1]]
+        fields = {**ohwi_geometry(node, x.shape, wv.shape).params(), "in_c": wv.shape[3], "out_c": wv.shape[0]}
+        ctx.request(linear_request(node, "conv2d", x.dtype, fields))
+
+
+def linear_request(node: Node, kind: str, dtype: str, fields: dict) -> KernelRequest:
+    """The request of a linear op (conv2d, depthwise_conv2d, fully_connected): float32 with the
+    fused activation's clamp, or int8 (its quantization read from the graph by the kernel)."""
+    if dtype == "float32":
+        lo, hi = float_activation(node)
+        return KernelRequest(f"{kind}_f32", node, {**fields, "act_min": lo, "act_max": hi})
+    return KernelRequest(f"{kind}_s8", node, fields)
 
 
 def _dot(win: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -11,14 +11,12 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.lower.inplace import allow_depthwise_inplace
-from codegen.lower.packed import lower_packed
-from codegen.ops.common import float_activation, require_dtypes
-from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_bias_arg, float_linear_result
+from codegen.ops.common import require_dtypes
+from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_linear_result, linear_request
 from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
-from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
-                                     linear_int8_params, lower_int8_linear, requantize)
+from codegen.ops.int8_linear import check_int8_accumulator, check_int8_linear
 from codegen.ops.registry import Op, OpKind, register
+from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize
 
 
 def _geometry(node: Node, x_shape, w_shape) -> ConvGeometry:
@@ -90,20 +88,7 @@ class DepthwiseConv2D(Op):
     @classmethod
     def lower(cls, node, ctx):
         g = ctx.g
-        x, w = node.inputs[0], node.inputs[1]
-        wv = g.values[w]
-        geom = _geometry(node, g.values[x].shape, wv.shape)
-        channels = wv.shape[3]
-        params = {**geom.params(), "in_c": g.values[x].shape[3],
+        x, wv = g.values[node.inputs[0]], g.values[node.inputs[1]]
+        fields = {**_geometry(node, x.shape, wv.shape).params(), "in_c": x.shape[3],
                   "depth_multiplier": int(node.attrs["depth_multiplier"])}
-        if g.values[x].dtype == "int8" and lower_packed(node, ctx, "depthwise_conv2d_s8", params, wv.data):
-            return  # a fast variant with repacked weights (codegen/lower/packed.py)
-        ins = [ctx.tensor(x), ctx.tensor(w)]
-        if g.values[x].dtype == "float32":
-            params["act_min"], params["act_max"] = float_activation(node)
-            allow_depthwise_inplace(ctx, ctx.call(node, "depthwise_conv2d_f32", params,
-                     ins + [float_bias_arg(node, ctx, channels), ctx.tensor(node.outputs[0])]))
-            return
-        int8_params, bias = lower_int8_linear(node, ctx, channels, _weight_rows(wv.data))
-        allow_depthwise_inplace(ctx, ctx.call(node, "depthwise_conv2d_s8", {**params, **int8_params},
-                 ins + [bias, ctx.tensor(node.outputs[0])], headers=("kiln_quant.h",)))
+        ctx.request(linear_request(node, "depthwise_conv2d", x.dtype, fields))

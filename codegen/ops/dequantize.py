@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.lower.context import LowerContext
+from codegen.ops.request import Lowering
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.quant import dequantize_int8
@@ -38,7 +38,7 @@ class Dequantize(Op):
         return [dequantize_int8(args[0], qi.s, qi.zp)]
 
     @classmethod
-    def lower(cls, node, ctx: LowerContext):
+    def lower(cls, node, ctx: Lowering):
         x, out = node.inputs[0], node.outputs[0]
         qi = quant_of(ctx.g, x, node)
         ctx.call(node, "dequantize_s8_f32", {"n": ctx.g.values[x].size, "scale": float(np.float32(qi.s)),

@@ -13,8 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from codegen.ir.graph import Graph, Node
-from codegen.lower.context import LowerContext
-from codegen.lower.inplace import allow_elementwise_inplace
+from codegen.ops.request import Lowering
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind
 
@@ -56,12 +55,12 @@ class FloatUnaryOp(Op):
             return [np.asarray(cls.fn(node, x)).astype(np.float32)]
 
     @classmethod
-    def lower(cls, node, ctx: LowerContext):
+    def lower(cls, node, ctx: Lowering):
         x, out = node.inputs[0], node.outputs[0]
         alpha, beta = cls.c_params(node)
         params = {"n": ctx.g.values[x].size, "alpha": float(alpha), "beta": float(beta)}
-        allow_elementwise_inplace(ctx, ctx.call(node, cls.kernel(node), params,
-                                                [ctx.tensor(x), ctx.tensor(out)], headers=("math.h",)))
+        ctx.call(node, cls.kernel(node), params, [ctx.tensor(x), ctx.tensor(out)], headers=("math.h",),
+                 elementwise=True)
 
 
 def erf(x: np.ndarray) -> np.ndarray:

@@ -3,7 +3,7 @@
 x[..,K] is read as rows of K elements, weights are [O,K], the optional bias [O]. Output
 [size/K, O], or x.shape[:-1] + [O] with keep_dims (TFLite FULLY_CONNECTED; ONNX Gemm with
 transB and a constant B). float32 and int8 (TFLM's reference_integer_ops::FullyConnected,
-per-tensor or per-channel weights, bit-exact: see int8_linear).
+per-tensor or per-channel weights, bit-exact: see codegen/quant/linear.py).
 """
 
 from __future__ import annotations
@@ -12,13 +12,11 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.lower.packed import lower_packed
-from codegen.lower.repack_f32 import lower_neon_f32, reference_weights
-from codegen.ops.common import float_activation, require_dtypes
-from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_bias_arg, float_linear_result
-from codegen.ops.int8_linear import (bias_or_zero, check_int8_accumulator, check_int8_linear,
-                                     linear_int8_params, lower_int8_linear, requantize)
+from codegen.ops.common import require_dtypes
+from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_linear_result, linear_request
+from codegen.ops.int8_linear import check_int8_accumulator, check_int8_linear
 from codegen.ops.registry import Op, OpKind, register
+from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize
 
 
 @register
@@ -78,22 +76,7 @@ class FullyConnected(Op):
     @classmethod
     def lower(cls, node, ctx):
         g = ctx.g
-        x, w = node.inputs[0], node.inputs[1]
-        wv = g.values[w]
+        x, wv = g.values[node.inputs[0]], g.values[node.inputs[1]]
         out_c, k = wv.shape
-        params = {"batches": g.values[x].size // k, "in_k": k, "out_c": out_c}
-        if g.values[x].dtype == "int8" and lower_packed(node, ctx, "fully_connected_s8", params, wv.data):
-            return  # a fast variant with repacked weights (codegen/lower/packed.py)
-        if g.values[x].dtype == "float32":
-            params["act_min"], params["act_max"] = float_activation(node)
-            if lower_neon_f32(node, ctx, "fully_connected_f32", params):
-                return  # NEON kernels reading packed weight panels (codegen/lower/repack_f32.py)
-            w_arg, params["w_oc_stride"] = reference_weights(node, ctx)
-            ctx.call(node, "fully_connected_f32", params,
-                     [ctx.tensor(x), w_arg, float_bias_arg(node, ctx, out_c), ctx.tensor(node.outputs[0])])
-            return
-        ins = [ctx.tensor(x), ctx.tensor(w)]
-        int8_params, bias = lower_int8_linear(node, ctx, out_c, wv.data, fc_per_tensor=True)
-        del int8_params["input_zp"]  # no padding: the bias holds the whole input offset
-        ctx.call(node, "fully_connected_s8", {**params, **int8_params},
-                 ins + [bias, ctx.tensor(node.outputs[0])], headers=("kiln_quant.h",))
+        fields = {"batches": x.size // k, "in_k": k, "out_c": out_c}
+        ctx.request(linear_request(node, "fully_connected", x.dtype, fields))

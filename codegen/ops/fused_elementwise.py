@@ -25,7 +25,6 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import C_TYPES
-from codegen.lower.inplace import allow_elementwise_inplace
 from codegen.ops.binary import BinaryOp
 from codegen.ops.common import broadcast_plan, float_activation
 from codegen.ops.float_unary import FloatUnaryOp
@@ -131,11 +130,10 @@ class FusedElementwise(Op):
         shape = {"ctype": C_TYPES[dtype], "operands": operand_k, "steps": tuple(tuple(sorted(s.items())) for s in steps)}
         digest = hashlib.sha256(repr(shape).encode()).hexdigest()[:10]
         kernel = f"{stem}__{digest}"
-        call = ctx.call(node, kernel, params, [ctx.tensor(i) for i in node.inputs] + [ctx.tensor(out)],
-                        headers=("math.h",) if dtype == "float32" else ("kiln_quant.h",))
-        call.template_vars = (("name", kernel), ("ctype", C_TYPES[dtype]), ("operands", operand_k),
-                              ("steps", tuple(steps)))
-        allow_elementwise_inplace(ctx, call)
+        ctx.call(node, kernel, params, [ctx.tensor(i) for i in node.inputs] + [ctx.tensor(out)],
+                 headers=("math.h",) if dtype == "float32" else ("kiln_quant.h",), template=stem,
+                 template_vars=(("name", kernel), ("ctype", C_TYPES[dtype]), ("operands", operand_k),
+                                ("steps", tuple(steps))), elementwise=True)
 
 
 def _step_params(n: Node, body: Graph, fn: str, dtype: str, k: int, ctx) -> tuple[dict, tuple[bool, bool]]:

@@ -22,7 +22,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.lower.kernel import ScratchArg
+from codegen.ops.request import ScratchArg
 from codegen.ops.common import apply_float_activation, check_activation, float_activation
 from codegen.ops.conv2d import float_bias_arg, ohwi_geometry, ohwi_output_shape
 from codegen.ops.conv_geometry import windows

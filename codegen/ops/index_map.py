@@ -19,7 +19,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.graph import Node
 from codegen.ir.types import np_dtype
-from codegen.lower.context import LowerContext
+from codegen.ops.request import Lowering
 from codegen.ops.reshape import emit_copy
 
 MAX_DIMS = 6
@@ -54,7 +54,7 @@ def index_map_plan(in_shape: Sequence[int], itemsize: int, picks: Sequence[np.nd
     return [t.size for t in tables], tables, chunk
 
 
-def lower_index_map(node: Node, ctx: LowerContext, src: str, out: str, picks: Sequence[np.ndarray],
+def lower_index_map(node: Node, ctx: Lowering, src: str, out: str, picks: Sequence[np.ndarray],
                     in_shape: Sequence[int] | None = None, part: str | None = None) -> None:
     """One `index_map` call writing `out` from `src` (viewed with `in_shape`, default its own);
     a view or a copy when the map moves nothing."""

@@ -73,6 +73,6 @@ class LabelEncoder(Op):
                   # the values, then the default, then the value of NaN inputs
                   "values": ctx.constant(node, "values", (*a["values"], a["default"], nan_value), a["to"])}
         kernel = kernel_name(x.dtype, a["to"])
-        call = ctx.call(node, kernel, params, [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])])
-        call.template_vars = (("name", kernel), ("K", C_TYPES[x.dtype]), ("V", C_TYPES[a["to"]]),
-                              ("float_keys", x.dtype == "float32"))
+        ctx.call(node, kernel, params, [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])],
+                 template="label_encoder", template_vars=(("name", kernel), ("K", C_TYPES[x.dtype]),
+                                                          ("V", C_TYPES[a["to"]]), ("float_keys", x.dtype == "float32")))

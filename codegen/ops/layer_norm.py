@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.lower.kernel import ScratchArg
+from codegen.ops.request import ScratchArg
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.softmax import normalized_axis

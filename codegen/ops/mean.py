@@ -16,7 +16,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.lower.context import LowerContext
+from codegen.ops.request import Lowering
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.quant import multiply_by_quantized_multiplier, quantize_multiplier
@@ -127,7 +127,7 @@ class Mean(Op):
         return [(acc / np.float32(count)).astype(np.float32).reshape(out_shape)]
 
     @classmethod
-    def lower(cls, node, ctx: LowerContext):
+    def lower(cls, node, ctx: Lowering):
         g = ctx.g
         x, out = node.inputs[0], node.outputs[0]
         kept, reduced = reduce_plan(node, g.values[x].shape)

@@ -65,5 +65,5 @@ class NonZero(Op):
                   "dims": tuple(shape) + (1,) * (MAX_RANK - len(shape)),
                   "strides": tuple(strides) + (1,) * (MAX_RANK - len(shape))}
         suffix, ctype = KERNEL[ctx.g.values[x].dtype]
-        call = ctx.call(node, f"non_zero__{suffix}", params, [ctx.tensor(x), ctx.tensor(out), LengthArg(out)])
-        call.template_vars = (("name", f"non_zero__{suffix}"), ("T", ctype))
+        ctx.call(node, f"non_zero__{suffix}", params, [ctx.tensor(x), ctx.tensor(out), LengthArg(out)],
+                 template="non_zero", template_vars=(("name", f"non_zero__{suffix}"), ("T", ctype)))

@@ -15,7 +15,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.lower.context import LowerContext
+from codegen.ops.request import Lowering
 from codegen.ops.common import check_activation, float_activation, quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind
 from codegen.quant import quantized_activation_range
@@ -100,7 +100,7 @@ class Pool2D(Op):
         return quantized_activation_range(check_activation(node), qo.s, qo.zp)
 
     @classmethod
-    def lower(cls, node, ctx: LowerContext):
+    def lower(cls, node, ctx: Lowering):
         g = ctx.g
         x, out = node.inputs[0], node.outputs[0]
         params: dict = dict(pool_geometry(node, g.values[x].shape))

@@ -13,7 +13,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.lower.context import LowerContext
+from codegen.ops.request import Lowering
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.unary import lower_lut, per_tensor_quants
@@ -56,7 +56,7 @@ class Quantize(Op):
         return [quantize_float_to_int8(x, qo.s, qo.zp)]
 
     @classmethod
-    def lower(cls, node, ctx: LowerContext):
+    def lower(cls, node, ctx: Lowering):
         x, out = node.inputs[0], node.outputs[0]
         if ctx.g.values[x].dtype == "int8":
             lower_lut(node, ctx, _requantize_fn(node, ctx.g))

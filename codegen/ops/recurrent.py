@@ -18,7 +18,7 @@ from typing import ClassVar
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.lower.kernel import ScratchArg
+from codegen.ops.request import ScratchArg
 from codegen.ops.registry import Op, OpKind
 
 DIRECTIONS = ("forward", "reverse", "bidirectional")

@@ -15,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from codegen.ir.graph import Graph, Node
-from codegen.lower.context import LowerContext
+from codegen.ops.request import Lowering
 from codegen.ops.common import require_dtypes
 from codegen.ops.mean import Mean, reduce_plan
 from codegen.ops.registry import Op, OpKind
@@ -52,7 +52,7 @@ class ReduceOp(Op):
         return [acc.reshape(g.values[node.outputs[0]].shape)]
 
     @classmethod
-    def lower(cls, node, ctx: LowerContext):
+    def lower(cls, node, ctx: Lowering):
         x, out = node.inputs[0], node.outputs[0]
         kept, reduced = reduce_plan(node, ctx.g.values[x].shape)
         params = {"kept_dims": tuple(s for s, _ in kept), "kept_strides": tuple(st for _, st in kept),

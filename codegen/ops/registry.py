@@ -19,7 +19,7 @@ from codegen.errors import KilnError
 if TYPE_CHECKING:
     from codegen.ir.graph import Graph, Node
     from codegen.ir.types import Value
-    from codegen.lower.context import LowerContext
+    from codegen.ops.request import Lowering
 
 
 class OpKind(enum.Enum):
@@ -65,7 +65,7 @@ class Op:
         return 0
 
     @classmethod
-    def lower(cls, node: "Node", ctx: "LowerContext") -> None:
+    def lower(cls, node: "Node", ctx: "Lowering") -> None:
         """Emit kernel calls (or an alias) for this node into `ctx`."""
         raise NotImplementedError
 

@@ -17,8 +17,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.lower.context import LowerContext
-from codegen.lower.kernel import ScratchArg
+from codegen.ops.request import Lowering, ScratchArg
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.quant import check_softmax_output, softmax_int8, softmax_params
@@ -85,7 +84,7 @@ class Softmax(Op):
         return [(e / e.sum(axis=axis, keepdims=True, dtype=np.float32)).astype(np.float32)]
 
     @classmethod
-    def lower(cls, node, ctx: LowerContext):
+    def lower(cls, node, ctx: Lowering):
         g = ctx.g
         x, out = node.inputs[0], node.outputs[0]
         geo = row_geometry(node, g.values[x].shape)

@@ -12,7 +12,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.types import INTEGER_DTYPES
-from codegen.lower.kernel import ScratchArg
+from codegen.ops.request import ScratchArg
 from codegen.ops.broadcast_binary import SUFFIX, kernel_names
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register

@@ -15,8 +15,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.lower.context import LowerContext
-from codegen.lower.inplace import allow_elementwise_inplace
+from codegen.ops.request import Lowering
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind
 from codegen.quant import unary_lut_int8
@@ -32,12 +31,12 @@ def per_tensor_quants(node: Node, g: Graph):
     return qi, qo
 
 
-def lower_lut(node: Node, ctx: LowerContext, fn: Int8Fn) -> None:
+def lower_lut(node: Node, ctx: Lowering, fn: Int8Fn) -> None:
     """Emit `out[i] = table[(uint8_t)in[i]]` with the table of `fn` over all 256 inputs."""
     x, out = node.inputs[0], node.outputs[0]
     table = ctx.constant(node, "lut", unary_lut_int8(fn), "int8")
-    allow_elementwise_inplace(ctx, ctx.call(node, "unary_lut_s8", {"n": ctx.g.values[x].size, "table": table},
-             [ctx.tensor(x), ctx.tensor(out)], headers=("kiln_quant.h",)))
+    ctx.call(node, "unary_lut_s8", {"n": ctx.g.values[x].size, "table": table},
+             [ctx.tensor(x), ctx.tensor(out)], headers=("kiln_quant.h",), elementwise=True)
 
 
 class UnaryOp(Op):
@@ -79,14 +78,14 @@ class UnaryOp(Op):
         return [np.asarray(cls.reference_float(node, x)).astype(np.float32)]
 
     @classmethod
-    def lower(cls, node, ctx: LowerContext):
+    def lower(cls, node, ctx: Lowering):
         x, out = node.inputs[0], node.outputs[0]
         if ctx.g.values[x].dtype == "int8":
             lower_lut(node, ctx, cls.int8_fn(node, ctx.g))
             return
         params = {"n": ctx.g.values[x].size, **cls.float_params(node)}
-        allow_elementwise_inplace(ctx, ctx.call(node, cls.float_kernel, params,
-                                                [ctx.tensor(x), ctx.tensor(out)], headers=cls.float_headers))
+        ctx.call(node, cls.float_kernel, params, [ctx.tensor(x), ctx.tensor(out)], headers=cls.float_headers,
+                 elementwise=True)
 
 
 class FloatPredicateOp(Op):

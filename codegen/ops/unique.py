@@ -18,7 +18,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES, INTEGER_DTYPES
-from codegen.lower.kernel import ScratchArg
+from codegen.ops.request import ScratchArg
 from codegen.ops.bounded import LengthArg, check_graph_outputs_only
 from codegen.ops.broadcast_binary import SUFFIX
 from codegen.ops.common import require_dtypes
@@ -96,8 +96,9 @@ class Unique(Op):
         params = {"outer": outer, "depth": depth, "inner": inner, "sorted": bool(node.attrs["sorted"])}
         y, indices, inverse, counts = node.outputs
         dtype = ctx.g.values[x].dtype
-        call = ctx.call(node, KERNEL[dtype], params,
-                        [ctx.tensor(x), ctx.tensor(y), ctx.tensor(indices), ctx.tensor(inverse), ctx.tensor(counts),
-                         LengthArg(y), LengthArg(indices), LengthArg(counts), ScratchArg(8 * depth)])
-        call.template_vars = (("name", KERNEL[dtype]), ("T", C_TYPES["uint8" if dtype == "bool" else dtype]),
-                              ("is_float", dtype == "float32"))
+        ctx.call(node, KERNEL[dtype], params,
+                 [ctx.tensor(x), ctx.tensor(y), ctx.tensor(indices), ctx.tensor(inverse), ctx.tensor(counts),
+                  LengthArg(y), LengthArg(indices), LengthArg(counts), ScratchArg(8 * depth)],
+                 template="unique", template_vars=(("name", KERNEL[dtype]),
+                                                   ("T", C_TYPES["uint8" if dtype == "bool" else dtype]),
+                                                   ("is_float", dtype == "float32")))

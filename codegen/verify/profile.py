@@ -18,11 +18,12 @@ from pathlib import Path
 import numpy as np
 
 from codegen.compiler import compile_model
-from codegen.emit.render import kernel_template
 from codegen.errors import KilnError
+from codegen.kernels.select import variant_for_name
 from codegen.options import CompileOptions
 from codegen.targets import Target
 from codegen.verify.firmware import Sizes, build_firmware
+from codegen.verify import qemu_user
 from codegen.verify.qemu import FirmwareError, run_firmware
 from codegen.verify.samples import random_samples
 
@@ -84,7 +85,7 @@ def call_profiles(groups: list[dict], target: Target, per_sample: list[list[int]
     counts at the markers of each sample (split_marks)."""
     return tuple(
         CallProfile(index=k, call=g["call"], kernel=g["kernel"],
-                    variant=kernel_template(g["kernel"], target.variants).split("/")[1],
+                    variant=variant_for_name(g["kernel"], target.variants),
                     nodes=tuple(g["nodes"]),
                     instructions=tuple(m[k + 1] - m[k] for m in per_sample))
         for k, g in enumerate(groups))
@@ -109,6 +110,27 @@ def profile_generated(files: dict[str, str], name: str, manifest: dict, target: 
                    stack_reserved=fw.board.stack_bytes)
 
 
+def profile_generated_user(files: dict[str, str], name: str, manifest: dict, target: Target,
+                      samples: list[dict[str, np.ndarray]], *, plugin: Path | None = None):
+    """Run the generated code for a Cortex-A target as a static AArch64 executable under
+    qemu-aarch64 and the counting plugin: a `Profile` (no board budgets and no stack measure:
+    those fields are 0 / None)."""
+    groups = manifest["fusion_groups"]
+    with tempfile.TemporaryDirectory(prefix="kiln-profile-") as tmp:
+        work = Path(tmp)
+        exe, model_sizes = qemu_user.build_executable(files, name, target, work, profile=True)
+        so = plugin if plugin is not None else build_plugin(work)
+        cmd = qemu_user.launcher(target, [str(so), f"out={work / MARKS_FILE}"])
+        qemu_user.host.run_samples(exe, manifest, samples, work, launcher=cmd)
+        per_sample = split_marks((work / MARKS_FILE).read_text(), len(groups), len(samples))
+        exe_sizes = qemu_user.elf_sizes(qemu_user.tool(target, "size"), [exe], work)
+    return Profile(target=target.name, board=" ".join(qemu_user.launcher(target)), samples=len(samples),
+                   calls=call_profiles(groups, target, per_sample),
+                   totals=tuple(m[-1] - m[0] for m in per_sample), model_sizes=model_sizes,
+                   firmware_sizes=exe_sizes, stack_bytes=None, arena_bytes=int(manifest["arena_bytes"]),
+                   weights_bytes=int(manifest["weights_bytes"]), flash_budget=0, ram_budget=0, stack_reserved=0)
+
+
 def profile_model(model: Path, options: CompileOptions, *, samples: int = 1, seed: int = 0,
                   plugin: Path | None = None) -> Profile:
     if options.target.runner not in ("qemu-system", "qemu-user"):
@@ -117,9 +139,7 @@ def profile_model(model: Path, options: CompileOptions, *, samples: int = 1, see
     build = compile_model(model, options)
     inputs = random_samples(build.manifest["inputs"], samples, seed)
     if options.target.runner == "qemu-user":
-        from codegen.verify import qemu_user
-
-        return qemu_user.profile_generated(build.files, build.name, build.manifest, options.target, inputs,
+        return profile_generated_user(build.files, build.name, build.manifest, options.target, inputs,
                                            plugin=plugin)
     return profile_generated(build.files, build.name, build.manifest, options.target, inputs, plugin=plugin)
 

@@ -81,25 +81,3 @@ def run_generated(files: dict[str, str], name: str, samples: list[dict[str, np.n
         work = Path(tmp)
         exe, _ = build_executable(files, name, target, work)
         return host.run_samples(exe, manifest, samples, work, launcher=launcher(target))
-
-
-def profile_generated(files: dict[str, str], name: str, manifest: dict, target: Target,
-                      samples: list[dict[str, np.ndarray]], *, plugin: Path | None = None):
-    """Run the generated code on the samples under the counting plugin: a `Profile` (no board
-    budgets and no stack measure: those fields are 0 / None)."""
-    from codegen.verify.profile import MARKS_FILE, Profile, build_plugin, call_profiles, split_marks
-
-    groups = manifest["fusion_groups"]
-    with tempfile.TemporaryDirectory(prefix="kiln-profile-") as tmp:
-        work = Path(tmp)
-        exe, model_sizes = build_executable(files, name, target, work, profile=True)
-        so = plugin if plugin is not None else build_plugin(work)
-        cmd = launcher(target, [str(so), f"out={work / MARKS_FILE}"])
-        host.run_samples(exe, manifest, samples, work, launcher=cmd)
-        per_sample = split_marks((work / MARKS_FILE).read_text(), len(groups), len(samples))
-        exe_sizes = elf_sizes(tool(target, "size"), [exe], work)
-    return Profile(target=target.name, board=" ".join(launcher(target)), samples=len(samples),
-                   calls=call_profiles(groups, target, per_sample),
-                   totals=tuple(m[-1] - m[0] for m in per_sample), model_sizes=model_sizes,
-                   firmware_sizes=exe_sizes, stack_bytes=None, arena_bytes=int(manifest["arena_bytes"]),
-                   weights_bytes=int(manifest["weights_bytes"]), flash_budget=0, ram_budget=0, stack_reserved=0)

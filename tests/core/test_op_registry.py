@@ -1,9 +1,12 @@
-"""Every registered operator is complete: reference, kernel templates, support check, tests."""
+"""Every registered operator is complete: reference, kernel templates and specs, support check,
+tests. The kernels themselves are walked by tests/core/test_kernel_registry.py (every spec a
+template, a matching C struct and a bit-exact test on every variant)."""
 
 from pathlib import Path
 
 import pytest
 
+from codegen.kernels.spec import REFERENCE, lookup
 from codegen.ops.registry import Op, OpKind, all_ops
 from codegen.resources import TEMPLATES
 
@@ -20,5 +23,6 @@ def test_op_is_complete(name):
     assert op.kernels, f"{name} names no kernel template"
     for kernel in op.kernels:
         assert (TEMPLATES / "kernels" / "reference" / f"{kernel}.c.j2").is_file(), f"{name}: no template {kernel}"
+        assert lookup(kernel, REFERENCE) is not None, f"{name}: no reference kernel spec for {kernel}"
     module = op.__module__.rsplit(".", 1)[-1]
     assert (TESTS / f"test_{module}.py").is_file(), f"{name}: no tests/ops/test_{module}.py"

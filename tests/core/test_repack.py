@@ -1,16 +1,19 @@
-"""Compile-time repacking for the fast kernel variants (codegen/lower/repack.py), checked on
+"""Compile-time repacking for the fast kernel variants (codegen/kernels/repack.py), checked on
 the host: the DSP requantization records reproduce TFLM's output stage exactly (a numpy
 model of kiln_dsp_requant / kiln_dsp_requant_r2, instruction by instruction), and the
 weight layouts put every weight where the kernels' SXTB16 / SMLAD lanes expect it. Which
-variant lowering uses is the emitter's choice (ctx.kernel_variant)."""
+variant runs is the kernel registry's choice (codegen.kernels.select)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from codegen.lower import repack
-from codegen.lower.variants import kernel_template, kernel_variant
+from codegen.kernels import repack
+from codegen.errors import KilnError
+from codegen.ir.graph import Node
+from codegen.kernels.select import select, template_for_name
+from codegen.ops.request import KernelRequest
 from codegen.quant import multiply_by_quantized_multiplier, quantize_multiplier
 from codegen.targets import load_target
 
@@ -135,11 +138,18 @@ def test_mve_layouts():
     assert list(table) == [1, 2, 3, 0, 10, 20, 30, 0, 0, 0, 2, 0, -4, 0, 0, 0]
 
 
-def test_variant_lookup_is_the_emitters():
+def test_select_takes_the_first_variant_with_a_spec():
     m4, host, m55 = load_target("cortex-m4"), load_target("host"), load_target("cortex-m55")
-    assert kernel_variant("conv2d_s8", m4.variants) == "cortex_m_dsp"
-    assert kernel_variant("conv2d_s8", host.variants) == "reference"
-    assert kernel_variant("softmax_s8", m4.variants) == "reference"  # no DSP template: falls back
-    assert kernel_template("depthwise_conv2d_s8", m55.variants).split("/")[1] in ("mve", "cortex_m_dsp")
+
+    def variant(kernel, target):
+        return select(KernelRequest(kernel, Node("Op", "n", [], []), {}), target.variants).variant
+
+    assert variant("conv2d_s8", m4) == "cortex_m_dsp"
+    assert variant("conv2d_s8", host) == "reference"
+    assert variant("softmax_s8", m4) == "reference"  # no DSP spec: the reference kernel computes it
+    assert variant("depthwise_conv2d_s8", m55) in ("mve", "cortex_m_dsp")
+    assert template_for_name("depthwise_conv2d_s8", m55.variants) == "kernels/mve/depthwise_conv2d_s8.c.j2"
+    with pytest.raises(KilnError):
+        select(KernelRequest("no_such_kernel", Node("Op", "n", [], []), {}), m4.variants)
     with pytest.raises(FileNotFoundError):
-        kernel_template("no_such_kernel", m4.variants)
+        template_for_name("no_such_kernel", m4.variants)

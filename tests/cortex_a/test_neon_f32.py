@@ -8,7 +8,7 @@ pooling, broadcasting Add/Sub/Mul and softmax, all in one executable per target.
 FMA rounds once where the reference rounds twice, so the linear kernels and softmax agree to
 codegen/verify/compare.py's float tolerance; pooling and elementwise kernels do the same IEEE
 operations in the same order and must agree exactly. Also: the weight layouts of
-codegen/lower/repack_f32.py (NEON panels; the reference kernels' output-channel-last weights
+codegen/kernels/repack_f32.py (NEON panels; the reference kernels' output-channel-last weights
 and their fallback for computed weights), the strict flags at every optimization level, and
 the NEON convolution writing its output over its input (partial overlap by 4-pixel tiles).
 """
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from codegen.ir import Graph, GraphBuilder, run_graph
-from codegen.lower.repack_f32 import block_widths, gemm_panels
-from codegen.lower.variants import kernel_variant
+from codegen.kernels.repack_f32 import block_widths, gemm_panels
+from codegen.kernels.select import variant_for_name as kernel_variant
 from codegen.targets import load_target
 from codegen.verify import qemu_user
 from codegen.verify.compare import compare_output
@@ -223,7 +223,7 @@ OVERLAP = [((1, 6, 7, 4), (8, 3, 3, 4), {"pads": (1, 1, 1, 1)}),
 
 def test_neon_conv_partial_overlap_bit_exact(aarch64):
     """Every NEON conv forced to write its output over its input (at the least shift of a
-    4-pixel tile, codegen/lower/inplace.py) gives the same bits as with separate buffers."""
+    4-pixel tile, codegen/kernels/inplace.py) gives the same bits as with separate buffers."""
     from codegen.emit.render import render
     from codegen.memory import Plan, validate_plan
     from codegen.memory.planners import greedy_aliases, place_greedy

@@ -16,8 +16,8 @@ import pytest
 
 from codegen.compiler import BuildResult
 from codegen.ir import Graph
-from codegen.lower.packed import NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT
-from codegen.lower.variants import kernel_variant
+from codegen.kernels.linear import NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT
+from codegen.kernels.select import variant_for_name as kernel_variant
 from codegen.targets import load_target
 from codegen.verify import qemu_user
 from codegen.verify.samples import random_samples

@@ -9,7 +9,7 @@ import pytest
 
 from codegen.cli import main
 from codegen.targets import load_target, with_kernels
-from codegen.verify.qemu_user import profile_generated
+from codegen.verify.profile import profile_generated_user as profile_generated
 from codegen.verify.samples import random_samples
 from cortex_a_testing import build
 from helpers import check_kiln_verify_and_run, check_mlperf_model

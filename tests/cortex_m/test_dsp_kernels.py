@@ -3,14 +3,14 @@ which is bit-exact with TFLite Micro, on random layers run in QEMU: every kernel
 (pointwise and general convolution, 3x3 and other depthwise windows, depth multipliers,
 channel counts that are not multiples of 4, padding on every side, strides, dilations, odd
 channel and pixel counts, batches, fused activations, both requantization paths) in one
-firmware per target. The weights reach the kernels repacked (codegen/lower/repack.py)."""
+firmware per target. The weights reach the kernels repacked (codegen/kernels/repack.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from codegen.ir import Graph
-from codegen.lower.variants import kernel_variant
+from codegen.kernels.select import variant_for_name as kernel_variant
 from codegen.targets import load_target, with_opt_level
 from codegen.verify import qemu
 from codegen.verify.samples import random_samples

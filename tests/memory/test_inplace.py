@@ -14,7 +14,7 @@ from codegen.ir import GraphBuilder, Quant, run_graph
 from codegen.memory import Alias, Buffer, Plan, PlanError, alias_bound, lower_bound, plan_memory, validate_plan
 from codegen.emit.render import render
 from codegen.memory.buffers import usable_aliases
-from codegen.lower.inplace import conv_overlap_shift
+from codegen.kernels.inplace import conv_overlap_shift
 from codegen.memory.planners import greedy_aliases, place_greedy
 from codegen.verify.host import run_generated
 from codegen.verify.samples import random_samples

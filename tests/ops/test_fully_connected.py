@@ -68,7 +68,7 @@ def test_int8_reference_is_bit_exact_with_tflm(case, per_channel, in_zp):
 def test_per_tensor_multiplier_uses_tflm_float_product():
     """Per-tensor FC rescales by float(s_in * s_w) / s_out (TFLM GetQuantizedConvolution-
     Multipler), per-channel by double products: pick scales where the two differ."""
-    from codegen.ops.int8_linear import linear_int8_params
+    from codegen.quant.linear import linear_int8_params
 
     b = GraphBuilder("fc")
     x = b.input("x", "int8", (1, 4), Quant.of(0.1, 0))

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from codegen.frontends import SourceOp
+from codegen.frontends.onnx import converters  # noqa: F401  (registers every converter first)
 from codegen.frontends.onnx.convert import build_graph, classify
 from codegen.frontends.onnx.reader import read_model
 from codegen.ir.graph import Graph

@@ -2,7 +2,8 @@
 
 Nodes whose inputs are all constants are computed at import time with ONNX's own reference
 implementation (shape arithmetic of PyTorch exports, transposed or dequantized weights), so
-they need no Kiln operator. Every other node goes to the converter registered for its type.
+they need no Kiln operator. Every other node goes to the converter registered for its type
+(context.CONVERTERS, filled by the ops_* modules, which the package imports first: converters.py).
 """
 
 from __future__ import annotations
@@ -18,14 +19,6 @@ from onnx.reference import ReferenceEvaluator
 from codegen import limits
 from codegen.errors import KilnError, UnsupportedOpsError
 from codegen.frontends import SourceOp
-from codegen.frontends.onnx import (ops_attention, ops_elementwise, ops_gather, ops_linear, ops_loss,  # noqa: F401
-                                    ops_misc, ops_norm, ops_quant, ops_recurrent, ops_reduce, ops_shape,
-                                    ops_spatial)
-from codegen.frontends.onnx import (ops_bitwise, ops_control, ops_einsum, ops_flex_attention, ops_linalg,  # noqa: F401
-                                    ops_integer, ops_ml, ops_optional, ops_sampling, ops_sequence,
-                                    ops_training, ops_value_shaped)
-from codegen.frontends.onnx import ops_data_shaped  # noqa: F401
-from codegen.frontends.onnx import ops_ml_linear, ops_ml_svm  # noqa: F401
 from codegen.frontends.onnx.context import CONVERTERS, ConvertContext
 from codegen.frontends.onnx.empty import (bind_empty_input, bind_empty_outputs, convert_runtime, infer_outputs,
                                           reads_empty)

@@ -1,16 +1,14 @@
 """Integer ops computed exactly in float32: ConvInteger and MatMulInteger (int32 sums of 8-bit
-products), and MaxPool on integer types Kiln has no pooling kernel for.
+products); MaxPool on integer types Kiln has no pooling kernel for is ops_spatial.in_float32.
 
 float32 holds every integer below 2^24 exactly, so an 8-bit product and a float32 sum of such
 products are exact while the partial sums stay below 2^24; the converters check that bound
 from the value ranges (the weights' actual values when they are constants) and refuse a
-model that could exceed it rather than round. The float Conv / MatMul / MaxPool kernels do the
+model that could exceed it rather than round. The float Conv / MatMul kernels do the
 work, as in the QLinear fallback of ops_quant.py.
 """
 
 from __future__ import annotations
-
-from typing import Callable
 
 import numpy as np
 
@@ -20,8 +18,6 @@ from codegen.frontends.onnx.ops_quant import _centered
 from codegen.frontends.onnx.reader import OnnxNode
 
 EXACT_FLOAT32_SUM = 2 ** 24
-# Integer types whose every value float32 holds exactly (int8 has its own pooling kernels).
-EXACT_IN_FLOAT32 = ("uint8", "int16", "uint16")
 
 
 def _largest_centered(ctx: ConvertContext, node: OnnxNode, index: int, zp_index: int) -> int:
@@ -62,13 +58,3 @@ def convert_conv_integer(ctx, node):
     # w_zero_point is per output channel, the first axis of OIHW weights
     _integer_product(ctx, node, "Conv", dict(node.attrs), int(np.prod(w_shape[1:])),
                      (-1,) + (1,) * (len(w_shape) - 1))
-
-
-def in_float32(ctx: ConvertContext, node: OnnxNode, convert: Callable[[ConvertContext, OnnxNode], None]) -> None:
-    """`convert` applied to a float32 copy of input 0, its result cast back to input 0's type:
-    exact for ops that only select among their inputs' values (MaxPool) on EXACT_IN_FLOAT32."""
-    x = ctx.fresh(f"{node.name}_in_float32")
-    ctx.bind(x, ctx.add(node, "Cast", [ctx.kiln(node.input(0))], role="in_float32", to="float32"))
-    y = ctx.fresh(f"{node.name}_out_float32")
-    convert(ctx, OnnxNode(node.op_type, f"{node.name}_float32", [x, *node.inputs[1:]], [y], dict(node.attrs)))
-    cast_to(ctx, node, y, ctx.onnx_dtype(node.input(0)))

@@ -10,10 +10,12 @@ height of 1. `auto_pad` is resolved to explicit (top, left, bottom, right) pads 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from codegen.frontends.onnx.context import ConvertContext, converter
+from codegen.frontends.onnx.ops_elementwise import cast_to
 from codegen.frontends.onnx.ops_pool_nd import convert_pool_nd, needs_pool_nd, same_pads
 from codegen.frontends.onnx.reader import OnnxNode
 
@@ -194,10 +196,22 @@ def convert_global_lppool(ctx, node):
     ctx.add(node, "Pow", [total, ctx.weight(node, "inv_p", np.array(1.0 / p, np.float32))], out=node.outputs[0])
 
 
+# Integer types whose every value float32 holds exactly (int8 has its own pooling kernels).
+EXACT_IN_FLOAT32 = ("uint8", "int16", "uint16")
+
+
+def in_float32(ctx: ConvertContext, node: OnnxNode, convert: Callable[[ConvertContext, OnnxNode], None]) -> None:
+    """`convert` applied to a float32 copy of input 0, its result cast back to input 0's type:
+    exact for ops that only select among their inputs' values (MaxPool) on EXACT_IN_FLOAT32."""
+    x = ctx.fresh(f"{node.name}_in_float32")
+    ctx.bind(x, ctx.add(node, "Cast", [ctx.kiln(node.input(0))], role="in_float32", to="float32"))
+    y = ctx.fresh(f"{node.name}_out_float32")
+    convert(ctx, OnnxNode(node.op_type, f"{node.name}_float32", [x, *node.inputs[1:]], [y], dict(node.attrs)))
+    cast_to(ctx, node, y, ctx.onnx_dtype(node.input(0)))
+
+
 @converter("MaxPool")
 def convert_maxpool(ctx, node):
-    from codegen.frontends.onnx.ops_integer import EXACT_IN_FLOAT32, in_float32  # (it imports this module)
-
     if ctx.dtype(node.input(0)) in EXACT_IN_FLOAT32 and len([o for o in node.outputs if o]) == 1:
         in_float32(ctx, node, lambda c, n: _pool(c, n, "MaxPool2D"))
         return

@@ -1,20 +1,24 @@
-"""Declarations of in-place reuse, one call per op: what a kernel allows, for the planner.
+"""Declarations of in-place reuse: what a kernel allows, for the planner (called by the specs).
 
 Lowering only says what is *safe for the kernel*; whether the input dies at that call, and
 whether taking the reuse pays, is the memory planner's decision (codegen.memory.Alias). The
-emitter then runs the in-place kernel variant for the depthwise calls whose pair the plan took
-(codegen.emit.layout.planned_calls).
+kernel registry then runs the in-place alternative of the depthwise calls whose pair the plan
+took (codegen.kernels.select.planned).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from codegen.lower.context import LowerContext
 from codegen.lower.kernel import KernelCall, TensorArg
 
+if TYPE_CHECKING:
+    from codegen.lower.context import LowerContext
 
-def allow_elementwise_inplace(ctx: LowerContext, call: KernelCall) -> KernelCall:
+
+def allow_elementwise_inplace(ctx: "LowerContext", call: KernelCall) -> KernelCall:
     """An elementwise kernel (out[i] from in[i] of each same-shaped input, read before it is
     written) may write its output over any input of the output's shape and byte size.
     Broadcast inputs are never candidates; if one shares storage with a candidate (a view of
@@ -32,23 +36,18 @@ def allow_elementwise_inplace(ctx: LowerContext, call: KernelCall) -> KernelCall
     return call
 
 
-def allow_depthwise_inplace(ctx: LowerContext, call: KernelCall) -> KernelCall:
-    """A reference depthwise call (depthwise_conv2d_s8/_f32) may run in place as
-    `depthwise_conv2d_inplace_<s8|f32>` with a one-channel temp: depth multiplier 1 and
-    out_h * out_w <= in_h * in_w (see the template). Not for repacked (DSP/MVE) variants,
-    whose params differ from the reference ones the in-place kernel takes."""
+def allow_depthwise_inplace(ctx: "LowerContext", call: KernelCall, itemsize: int, alternative: str) -> None:
+    """A depthwise call may run in place as its `alternative` kernel (same parameters, plus a
+    one-channel temp): depth multiplier 1 and out_h * out_w <= in_h * in_w (see the template
+    templates/kernels/reference/depthwise_conv2d_inplace_s8.c.j2). Declared by the reference
+    specs only: the repacked variants' parameters differ from the ones the in-place kernel takes."""
     p = call.params
-    if call.kernel not in ("depthwise_conv2d_s8", "depthwise_conv2d_f32"):
-        return call
-    if ctx.kernel_variant(call.kernel) != "reference" or p["depth_multiplier"] != 1:
-        return call
+    if p["depth_multiplier"] != 1:
+        return
     if p["out_h"] * p["out_w"] > p["in_h"] * p["in_w"] or not isinstance(call.args[0], TensorArg):
-        return call
-    suffix = call.kernel.rsplit("_", 1)[1]
-    itemsize = 1 if suffix == "s8" else 4
+        return
     temp = int(p["batches"]) * int(p["in_h"]) * int(p["in_w"]) * itemsize
-    ctx.allow_inplace(call, call.writes[0], call.args[0].value, f"depthwise_conv2d_inplace_{suffix}", temp)
-    return call
+    ctx.allow_inplace(call, call.writes[0], call.args[0].value, alternative, temp)
 
 
 def conv_overlap_shift(p: dict, itemsize: int, tile: int = 1) -> int:
@@ -85,22 +84,17 @@ def conv_overlap_shift(p: dict, itemsize: int, tile: int = 1) -> int:
     return max(int((end[finite] * out_px - needed[start][finite] * in_px).max()), 0)
 
 
-def allow_conv_overlap(ctx: LowerContext, call: KernelCall, tile: int = 1) -> KernelCall:
-    """A reference conv2d call may write its output partly over its input (TinyEngine-style
-    partial overlap): the input starting `conv_overlap_shift` bytes or more above the output.
-    Declared only when that overlap saves bytes (shift below the output's size); not for the
-    repacked (DSP/MVE) variants, which read two output pixels' windows ahead, unless the
-    caller gives the `tile` of pixels its kernel reads ahead (codegen/lower/repack_f32.py)."""
-    if call.kernel not in ("conv2d_s8", "conv2d_f32"):
-        return call
-    if tile == 1 and ctx.kernel_variant(call.kernel) != "reference":
-        return call
+def allow_conv_overlap(ctx: "LowerContext", call: KernelCall, itemsize: int, tile: int = 1) -> None:
+    """A conv2d call may write its output partly over its input (TinyEngine-style partial
+    overlap): the input starting `conv_overlap_shift` bytes or more above the output. Declared
+    only when that overlap saves bytes (shift below the output's size), by the specs whose
+    kernel reads no further ahead than `tile` pixels' windows: the reference kernels (1) and
+    NEON's float one (codegen/kernels/neon/conv2d_f32.py); not the repacked int8 variants,
+    which read two output pixels' windows ahead."""
     if not isinstance(call.args[0], TensorArg):
-        return call
+        return
     p = call.params
-    itemsize = 1 if call.kernel.endswith("s8") else 4
     shift = conv_overlap_shift(p, itemsize, tile)
     out_bytes = p["batches"] * p["out_h"] * p["out_w"] * p["out_c"] * itemsize
     if shift < out_bytes:
         ctx.allow_inplace(call, call.writes[0], call.args[0].value, overlap=shift)
-    return call

@@ -1,6 +1,6 @@
-"""Compile-time layouts of the float32 Conv2D / FullyConnected weights, and the lowering that
-hands them to the kernels: templates/kernels/neon/conv2d_f32 and fully_connected_f32 (packed
-panels), or the reference kernels (output channel last).
+"""Compile-time layouts of the float32 Conv2D / FullyConnected weights: packed panels for
+templates/kernels/neon/conv2d_f32 and fully_connected_f32 (codegen/kernels/neon/), the
+output channel last for the reference kernels (codegen/kernels/reference/).
 
 The NEON micro-kernels (templates/kernels/neon/_gemm_f32.c.j2) compute a tile of up to 4 rows
 (output pixels, or input rows of a fully connected layer) by up to 16 output channels: 16
@@ -22,12 +22,10 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Node
-from codegen.lower.inplace import allow_conv_overlap
-from codegen.lower.kernel import Arg, ScratchArg
+from codegen.lower.kernel import Arg
 
 BLOCK = 16  # output channels of a full tile: four float32x4 accumulators per row
 ROWS = 4  # rows of a full tile
-NEON = "neon"
 
 
 def block_widths(channels: int) -> list[int]:
@@ -62,7 +60,7 @@ def reference_weights(node: Node, ctx) -> tuple[Arg, int]:
     return ctx.constant(node, "w", np.moveaxis(value.data, 0, -1), "float32"), 1
 
 
-def _constant(node: Node, ctx, index: int, what: str) -> np.ndarray | None:
+def neon_constant(node: Node, ctx, index: int, what: str) -> np.ndarray | None:
     """Input `index` of the node as float32 data (None when the input is absent); the NEON
     kernels take only packed constants, so a value computed at run time is an error."""
     name = node.inputs[index] if len(node.inputs) > index else ""
@@ -73,33 +71,3 @@ def _constant(node: Node, ctx, index: int, what: str) -> np.ndarray | None:
         raise KilnError(f"float32 {node.op} on a NEON target needs constant {what}; '{name}' is "
                         "computed at run time", node=node.name)
     return np.asarray(value.data, np.float32)
-
-
-def lower_neon_f32(node: Node, ctx, kernel: str, params: dict) -> bool:
-    """Lower a float32 Conv2D / FullyConnected for the NEON kernels with packed panels;
-    False when the target's variant of `kernel` is not NEON's (the reference lowering
-    applies). The emitter renders a kernel's template by name, so once the variant is NEON's
-    there is no fallback: weights and bias must be constants."""
-    if ctx.kernel_variant(kernel) != NEON:
-        return False
-    w = _constant(node, ctx, 1, "weights")
-    rows = w.reshape(w.shape[0], -1)
-    bias = _constant(node, ctx, 2, "bias")
-    bias = np.zeros(rows.shape[0], np.float32) if bias is None else bias.reshape(-1)
-    panels = ctx.constant(node, "w", gemm_panels(rows, bias), "float32")
-    depth = rows.shape[1]
-    out = ctx.tensor(node.outputs[0])
-    if kernel == "fully_connected_f32":
-        ctx.call(node, kernel, params, [ctx.tensor(node.inputs[0]), panels, out])
-        return True
-    pointwise = (params["k_h"] == 1 and params["k_w"] == 1 and params["pad_top"] == 0
-                 and params["pad_left"] == 0  # and no pixel in the bottom/right padding:
-                 and (params["out_h"] - 1) * params["stride_h"] < params["in_h"]
-                 and (params["out_w"] - 1) * params["stride_w"] < params["in_w"])
-    # General windows are gathered (im2col) into ROWS rows of `depth` floats; a pointwise
-    # layer's rows are its input pixels as they lie.
-    scratch = ScratchArg(4 if pointwise else ROWS * depth * 4)
-    call = ctx.call(node, kernel, {**params, "depth": depth, "pointwise": pointwise},
-                    [ctx.tensor(node.inputs[0]), panels, out, scratch])
-    allow_conv_overlap(ctx, call, tile=ROWS)  # it reads a tile's windows until it writes the tile
-    return True

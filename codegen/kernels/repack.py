@@ -1,7 +1,7 @@
 """Compile-time layouts of the fast int8 kernels' constants: repacked weights and
 precomputed requantization, in the order each kernel variant reads them.
 
-Pure numpy, no graph: `codegen/lower/packed.py` calls these from the ops' lowering when the
+Pure numpy, no graph: the kernel specs (codegen/kernels/<variant>/*.py) call these when the
 target's kernel variant is not the reference one. DSP constants are int32 arrays holding
 bytes or int16 lanes in little-endian order, so that one aligned load brings what one
 instruction unpacks; Helium weights are plain bytes (its vector loads need no alignment).

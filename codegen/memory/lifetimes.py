@@ -1,13 +1,12 @@
-"""From the lowered program to arena buffers: lifetimes, aliases and scratch space."""
+"""Buffer lifetimes of the lowered program: arena buffers (activations, scratch space) from the
+call that writes each to the last that reads it, and the in-place aliases the kernels allow."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from codegen.ir.types import np_dtype
 from codegen.lower.context import LowerContext
-from codegen.lower.kernel import KernelCall, ScratchArg
-from codegen.memory import Alias, Buffer, Plan
+from codegen.lower.kernel import ScratchArg
+from codegen.memory.buffers import Alias, Buffer
 
 
 def scratch_name(call_index: int, arg_index: int) -> str:
@@ -70,19 +69,3 @@ def arena_aliases(ctx: LowerContext, buffers: list[Buffer]) -> list[Alias]:
             else:
                 out.append(Alias(bo.name, bi.name, temp))
     return out
-
-
-def planned_calls(ctx: LowerContext, plan: Plan) -> list[KernelCall]:
-    """The calls as emitted: a call whose in-place pair the plan took runs its in-place kernel
-    variant (with its temp as a last scratch argument), so this kernel choice is made after
-    planning, from the plan; every other call is the lowered one."""
-    chosen = set(plan.aliases)
-    calls = []
-    for call in ctx.calls:
-        if call.inplace_kernel is not None and any(
-                (ctx.root(o), ctx.root(i)) in chosen for o, i in call.inplace_ok):
-            args = list(call.args) + ([ScratchArg(call.inplace_temp)] if call.inplace_temp else [])
-            call = replace(call, kernel=call.inplace_kernel, function=f"kiln_{call.inplace_kernel}",
-                           args=args, inplace_ok=list(call.inplace_ok))
-        calls.append(call)
-    return calls

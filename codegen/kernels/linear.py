@@ -1,0 +1,136 @@
+"""What the linear kernels' specs share (Conv2D, DepthwiseConv2D, FullyConnected, every
+variant): the fields of their parameter blocks, and the int8 output stage each variant lays
+out its own way. The arithmetic (TFLM's multipliers, the input offset folded into the bias) is
+codegen/quant/linear.py; here it only meets the layouts of codegen/kernels/repack.py.
+
+Every variant keeps TFLM's integer result: the input offset is folded into the bias exactly as
+for the reference kernels, only the layout changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from codegen.kernels import repack
+from codegen.limits import check_shifts
+from codegen.lower.kernel import ConstArray
+from codegen.ops.request import KernelRequest
+from codegen.quant.linear import LinearInt8, fold_input_offset, graph_bias, linear_int8_params
+
+DSP_HEADERS = ("kiln_dsp.h",)
+MVE_HEADERS = ("kiln_mve.h",)
+NEON_HEADERS = ("kiln_neon_s8.h",)
+NEON_MLA_PAIRS, NEON_MLA, NEON_SDOT = 0, 1, 2  # the NEON kernels' `mode` (runtime_c/kiln_neon_s8.h)
+
+
+@dataclass(frozen=True)
+class Window:
+    """A sliding window over NHWC (templates/kernels/reference/_conv_geometry.c.j2)."""
+
+    batches: int
+    in_h: int
+    in_w: int
+    out_h: int
+    out_w: int
+    k_h: int
+    k_w: int
+    stride_h: int
+    stride_w: int
+    dilation_h: int
+    dilation_w: int
+    pad_top: int
+    pad_left: int
+
+
+@dataclass(frozen=True)
+class ConvShape(Window):
+    in_c: int
+    out_c: int
+
+
+@dataclass(frozen=True)
+class DepthwiseShape(Window):
+    in_c: int
+    depth_multiplier: int
+
+
+@dataclass(frozen=True)
+class RowsShape:
+    """A fully connected layer: `batches` rows of `in_k` inputs, `out_c` outputs each."""
+
+    batches: int
+    in_k: int
+    out_c: int
+
+
+@dataclass(frozen=True)
+class FloatClamp:
+    act_min: float  # the fused activation's range
+    act_max: float
+
+
+@dataclass(frozen=True)
+class OutputStage:
+    """The int8 output stage every int8 linear kernel shares: zero point and clamp."""
+
+    output_zp: int
+    act_min: int
+    act_max: int
+
+
+def weights(request: KernelRequest, ctx) -> np.ndarray:
+    """The request's constant weight tensor (input 1) as stored."""
+    return np.asarray(ctx.g.values[request.node.inputs[1]].data)
+
+
+def quant(request: KernelRequest, ctx, rows: np.ndarray, fc_per_tensor: bool = False
+          ) -> tuple[LinearInt8, np.ndarray]:
+    """TFLM's requantization constants (their shifts checked against the limits, since a
+    variant's table hides them from codegen.limits.check_lowered) and the bias with the input
+    offset folded in."""
+    node = request.node
+    channels = rows.shape[0]
+    p = linear_int8_params(node, ctx.g, channels, fc_per_tensor)
+    check_shifts(request.kernel, "shift", p.shift, ", ".join(node.origin or (node.name,)))
+    return p, fold_input_offset(node, rows, graph_bias(node, ctx.g, channels), p.input_zp)
+
+
+def output_stage(p: LinearInt8) -> dict:
+    return {"output_zp": p.output_zp, "act_min": p.act_min, "act_max": p.act_max}
+
+
+def dsp_requant(request: KernelRequest, ctx, rows: np.ndarray, channels_to: int, fc_per_tensor: bool = False
+                ) -> tuple[LinearInt8, int, ConstArray]:
+    """A DSP kernel's requantization: TFLM's constants, whether every channel shifts right by
+    2 or more (rq_r2), and the per-channel records of folded bias and kiln_dsp_requant's words."""
+    p, folded = quant(request, ctx, rows, fc_per_tensor)
+    rec = repack.dsp_requant_records(folded, p.multiplier, p.shift, channels_to)
+    return p, repack.dsp_requant_r2(p.multiplier, p.shift), ctx.constant(request.node, "rq", rec, "int32")
+
+
+def vector_requant(request: KernelRequest, ctx, rows: np.ndarray, fc_per_tensor: bool = False, order=None,
+                   block: int = 4) -> tuple[LinearInt8, ConstArray]:
+    """Helium's per-channel vectors of the output stage (channels permuted by `order` when
+    given, zero-padded to whole blocks of `block` channels); the NEON kernels read the same."""
+    p, folded = quant(request, ctx, rows, fc_per_tensor)
+    mult, shift = p.multiplier, p.shift
+    if order is not None:
+        folded, mult, shift = folded[order], mult[order], shift[order]
+    table = repack.mve_requant(folded, mult, shift, repack.round_up(rows.shape[0], block))
+    return p, ctx.constant(request.node, "rq", table, "int32")
+
+
+def depthwise_rows_bytes(shape: dict, vector: int = 4) -> int:
+    """Scratch of the DSP and Helium depthwise kernels: on their fast path (depth multiplier 1,
+    channels a multiple of `vector`, 1 for Helium's predicated loads) over a padded layer, k_h
+    input rows as wide as the windows of one output row reach, padding included; 4 bytes
+    otherwise. The kernels make the same decision."""
+    reach_h = (shape["out_h"] - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
+    reach_w = (shape["out_w"] - 1) * shape["stride_w"] + (shape["k_w"] - 1) * shape["dilation_w"] + 1
+    padded = (shape["pad_top"] > 0 or shape["pad_left"] > 0 or reach_h > shape["in_h"]
+              or reach_w > shape["in_w"])
+    if shape["depth_multiplier"] != 1 or shape["in_c"] % vector or not padded:
+        return 4
+    return shape["k_h"] * reach_w * shape["in_c"]

@@ -1,0 +1,6 @@
+"""Armv8.1-M Helium kernels: runtime_c/kiln_mve.h."""
+
+from codegen.kernels.spec import same_params
+
+# Faster kernels over the reference parameter block (their templates read the same struct).
+same_params("mve", "add_bcast_s8")

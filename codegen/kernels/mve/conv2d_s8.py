@@ -1,0 +1,34 @@
+"""templates/kernels/mve/conv2d_s8.c.j2: windows as int8 columns, four output channels per
+VMLADAVA.S8 block, two pixels at a time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.kernels import repack
+from codegen.kernels.linear import MVE_HEADERS, ConvShape, OutputStage, output_stage, vector_requant, weights
+from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.lower.kernel import ConstArray, ScratchArg
+
+
+@dataclass(frozen=True)
+class Conv2dS8Mve(ConvShape, OutputStage):
+    input_zp: int
+    k16: int  # window length rounded up to a multiple of 16
+    rq: ConstArray  # Helium's per-channel vectors (codegen/kernels/repack.mve_requant)
+
+
+@kernel_spec
+class Conv2dS8MveSpec(KernelSpec):
+    kernel, variant, Params, headers = "conv2d_s8", "mve", Conv2dS8Mve, MVE_HEADERS
+
+    @classmethod
+    def prepare(cls, request, ctx):
+        node, w = request.node, weights(request, ctx)
+        rows = w.reshape(w.shape[0], -1)
+        k16 = repack.round_up(rows.shape[1], 16)
+        p, rq = vector_requant(request, ctx, rows)
+        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.mve_gemm_rows(rows), "int8"),
+                ctx.tensor(node.outputs[0]), ScratchArg(2 * k16))
+        return Prepared(cls.Params(**request.params, **output_stage(p), input_zp=p.input_zp, k16=k16, rq=rq),
+                        args, cls.headers)

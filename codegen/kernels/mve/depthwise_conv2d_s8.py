@@ -1,0 +1,36 @@
+"""templates/kernels/mve/depthwise_conv2d_s8.c.j2: eight channels per step (four when the
+count is not a multiple of 8), the weights in their stored order; the same padded-rows scratch
+as the DSP kernel."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.kernels import repack
+from codegen.kernels.linear import (MVE_HEADERS, DepthwiseShape, OutputStage, depthwise_rows_bytes, output_stage,
+                                    vector_requant, weights)
+from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.lower.kernel import ConstArray, ScratchArg
+
+
+@dataclass(frozen=True)
+class DepthwiseConv2dS8Mve(DepthwiseShape, OutputStage):
+    input_zp: int
+    rq: ConstArray
+
+
+@kernel_spec
+class DepthwiseConv2dS8MveSpec(KernelSpec):
+    kernel, variant, Params, headers = "depthwise_conv2d_s8", "mve", DepthwiseConv2dS8Mve, MVE_HEADERS
+
+    @classmethod
+    def prepare(cls, request, ctx):
+        node, w, shape = request.node, weights(request, ctx), request.params
+        taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
+        order = None
+        if shape["depth_multiplier"] == 1 and shape["in_c"] % 8 == 0:
+            order = repack.even_odd_order(shape["in_c"])  # the kernel's eight-channel groups
+        p, rq = vector_requant(request, ctx, taps.T, order=order)
+        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", taps, "int8"), ctx.tensor(node.outputs[0]),
+                ScratchArg(depthwise_rows_bytes(shape, vector=1)))
+        return Prepared(cls.Params(**shape, **output_stage(p), input_zp=p.input_zp, rq=rq), args, cls.headers)

@@ -1,0 +1,53 @@
+"""templates/kernels/neon/conv2d_f32.c.j2: windows gathered four at a time (im2col; a
+pointwise layer's rows are its input pixels as they lie) against packed weight panels
+(codegen/kernels/repack_f32.gemm_panels). Weights and bias must be constants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from codegen.kernels.inplace import allow_conv_overlap
+from codegen.kernels.linear import ConvShape, FloatClamp
+from codegen.kernels.repack_f32 import ROWS, gemm_panels, neon_constant
+from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.lower.kernel import ScratchArg
+
+
+@dataclass(frozen=True)
+class Conv2dF32Neon(ConvShape, FloatClamp):
+    depth: int  # k_h * k_w * in_c: one panel row per step
+    pointwise: bool  # 1x1, unpadded: the input pixels are the rows, no im2col
+
+
+def panels(request, ctx):
+    """The request's weights and bias as NEON's panels, and the accumulation depth."""
+    node = request.node
+    w = neon_constant(node, ctx, 1, "weights")
+    rows = w.reshape(w.shape[0], -1)
+    bias = neon_constant(node, ctx, 2, "bias")
+    bias = np.zeros(rows.shape[0], np.float32) if bias is None else bias.reshape(-1)
+    return ctx.constant(node, "w", gemm_panels(rows, bias), "float32"), rows.shape[1]
+
+
+@kernel_spec
+class Conv2dF32NeonSpec(KernelSpec):
+    kernel, variant, Params = "conv2d_f32", "neon", Conv2dF32Neon
+
+    @classmethod
+    def prepare(cls, request, ctx):
+        node, shape = request.node, request.params
+        packed, depth = panels(request, ctx)
+        pointwise = (shape["k_h"] == 1 and shape["k_w"] == 1 and shape["pad_top"] == 0
+                     and shape["pad_left"] == 0  # and no pixel in the bottom/right padding:
+                     and (shape["out_h"] - 1) * shape["stride_h"] < shape["in_h"]
+                     and (shape["out_w"] - 1) * shape["stride_w"] < shape["in_w"])
+        scratch = ScratchArg(4 if pointwise else ROWS * depth * 4)  # ROWS gathered windows
+        return Prepared(cls.Params(**shape, depth=depth, pointwise=pointwise),
+                        (ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0]), scratch),
+                        tuple(request.headers))
+
+    @classmethod
+    def declare(cls, call, ctx):
+        allow_conv_overlap(ctx, call, itemsize=4, tile=ROWS)  # it reads a tile's windows until it writes the tile

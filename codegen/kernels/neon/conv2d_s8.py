@@ -1,0 +1,55 @@
+"""templates/kernels/neon/conv2d_s8.c.j2 (and neon_dotprod's): four pixels' windows (im2col,
+or the input itself for a pointwise layer with 16k channels) against blocks of four output
+channels (SDOT: eight), in one register tile."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from codegen.kernels import repack
+from codegen.kernels.linear import (NEON_HEADERS, NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT, ConvShape, OutputStage,
+                                    output_stage, vector_requant, weights)
+from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.lower.kernel import ConstArray, ScratchArg
+
+
+@dataclass(frozen=True)
+class GemmFields:
+    k16: int  # accumulation depth rounded up to a multiple of 16
+    mode: int  # NEON_MLA_PAIRS, NEON_MLA or NEON_SDOT (runtime_c/kiln_neon_s8.h)
+    rq: ConstArray  # Helium's per-channel vectors
+
+
+@dataclass(frozen=True)
+class Conv2dS8Neon(ConvShape, OutputStage, GemmFields):
+    input_zp: int
+
+
+def gemm(request, ctx, rows: np.ndarray, sdot: bool, fc_per_tensor: bool = False):
+    """How the register tile multiplies, its weights and the output stage's table: SDOT on
+    blocks of eight rows (repack.sdot_gemm_blocks), or SMULL/SMLAL2 on Helium's blocks of four
+    rows (16 bytes of each in turn), products summed in int16 pairs unless a weight is -128
+    (two products of 128 * 128 overflow int16)."""
+    if sdot:
+        mode, block, packed = NEON_SDOT, 8, repack.sdot_gemm_blocks(rows)
+    else:
+        mode = NEON_MLA if (np.asarray(rows) == -128).any() else NEON_MLA_PAIRS
+        block, packed = 4, repack.mve_gemm_rows(rows)
+    p, rq = vector_requant(request, ctx, rows, fc_per_tensor, block=block)
+    fields = {**output_stage(p), "k16": repack.round_up(rows.shape[1], 16), "mode": mode, "rq": rq}
+    return p, fields, ctx.constant(request.node, "w", packed, "int8")
+
+
+@kernel_spec
+class Conv2dS8NeonSpec(KernelSpec):
+    kernel, variant, Params, headers = "conv2d_s8", "neon", Conv2dS8Neon, NEON_HEADERS
+    sdot = False
+
+    @classmethod
+    def prepare(cls, request, ctx):
+        node, w = request.node, weights(request, ctx)
+        p, fields, packed = gemm(request, ctx, w.reshape(w.shape[0], -1), cls.sdot)
+        args = (ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0]), ScratchArg(4 * fields["k16"]))
+        return Prepared(cls.Params(**request.params, **fields, input_zp=p.input_zp), args, cls.headers)

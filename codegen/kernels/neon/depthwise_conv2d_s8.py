@@ -1,0 +1,36 @@
+"""templates/kernels/neon/depthwise_conv2d_s8.c.j2: weights as stored; scratch: a row of
+input_zp (what padding taps read), then per tap of the window a pointer, an offset and 16
+bytes (eight channels' weights twice)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.kernels import repack
+from codegen.kernels.linear import NEON_HEADERS, DepthwiseShape, OutputStage, output_stage, vector_requant, weights
+from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.lower.kernel import ConstArray, ScratchArg
+
+
+@dataclass(frozen=True)
+class DepthwiseConv2dS8Neon(DepthwiseShape, OutputStage):
+    input_zp: int
+    zp_row_bytes: int  # the input_zp row, channels rounded up to 16
+    pairs: bool  # products summed in int16 pairs: no weight is -128
+    rq: ConstArray
+
+
+@kernel_spec
+class DepthwiseConv2dS8NeonSpec(KernelSpec):
+    kernel, variant, Params, headers = "depthwise_conv2d_s8", "neon", DepthwiseConv2dS8Neon, NEON_HEADERS
+
+    @classmethod
+    def prepare(cls, request, ctx):
+        node, w, shape = request.node, weights(request, ctx), request.params
+        taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
+        p, rq = vector_requant(request, ctx, taps.T)
+        zp_row = repack.round_up(shape["in_c"], 16)
+        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", taps, "int8"), ctx.tensor(node.outputs[0]),
+                ScratchArg(zp_row + (8 + 4 + 16) * shape["k_h"] * shape["k_w"]))
+        return Prepared(cls.Params(**shape, **output_stage(p), input_zp=p.input_zp, zp_row_bytes=zp_row,
+                                   pairs=not (taps == -128).any(), rq=rq), args, cls.headers)

@@ -1,0 +1,31 @@
+"""templates/kernels/neon/fully_connected_s8.c.j2 (and neon_dotprod's): four input rows at a
+time (copied to zero-padded scratch unless their length is a multiple of 16) against blocks
+of four output channels (SDOT: eight)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.kernels.linear import NEON_HEADERS, OutputStage, RowsShape, weights
+from codegen.kernels.neon.conv2d_s8 import GemmFields, gemm
+from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.lower.kernel import ScratchArg
+
+
+@dataclass(frozen=True)
+class FullyConnectedS8Neon(RowsShape, OutputStage, GemmFields):
+    pass
+
+
+@kernel_spec
+class FullyConnectedS8NeonSpec(KernelSpec):
+    kernel, variant, Params, headers = "fully_connected_s8", "neon", FullyConnectedS8Neon, NEON_HEADERS
+    sdot = False
+
+    @classmethod
+    def prepare(cls, request, ctx):
+        node, w = request.node, weights(request, ctx)
+        _, fields, packed = gemm(request, ctx, w, cls.sdot, fc_per_tensor=True)
+        scratch = ScratchArg(4 if fields["k16"] == w.shape[1] else 4 * fields["k16"])
+        args = (ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0]), scratch)
+        return Prepared(cls.Params(**request.params, **fields), args, cls.headers)
