@@ -1,0 +1,60 @@
+"""bench/QUANT_ONNX.md: onnxruntime-quantized models (bench/quant_onnx_models.py) run by Kiln
+against onnxruntime, in LSB of the output scale.
+
+    .venv/bin/python -m bench.quant_onnx [--targets host,cortex-m4] [--samples 20]
+
+Each row: the largest distance in LSB over all samples and output elements, and how many
+elements are off by how many LSB. Numerics: Kiln's int8 arithmetic (TFLite's fixed-point
+requantization); onnxruntime runs at ORT_ENABLE_BASIC (see codegen/verify/reference.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from bench.quant_onnx_models import VARIANTS, quantized
+from codegen.errors import KilnError
+from codegen.options import CompileOptions
+from codegen.targets import load_target
+from codegen.verify.compare import format_lsb_counts
+from codegen.verify.run import verify_model
+
+TABLE = Path(__file__).with_name("QUANT_ONNX.md")
+
+
+def rows(targets: list[str], samples: int) -> list[str]:
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for v in VARIANTS:
+            path = quantized(v, Path(tmp))
+            for target in targets:
+                cells = [v.model, v.fmt, v.activations, "per channel" if v.per_channel else "per tensor", target,
+                         "tflite"]
+                try:
+                    (o,) = verify_model(path, CompileOptions(load_target(target)), samples=samples).outputs
+                    cells += [str(o.max_lsb), f"{o.elements_off} / {o.elements}", format_lsb_counts(o)]
+                except KilnError as err:
+                    cells += ["-", "-", f"refused: {err}"]
+                out.append("| " + " | ".join(cells) + " |")
+                print(out[-1], flush=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--targets", default="host", help="comma-separated Kiln targets (default host)")
+    ap.add_argument("--samples", type=int, default=20)
+    args = ap.parse_args()
+    table = rows(args.targets.split(","), args.samples)
+    head = ["| model | format | activations | weights | target | numerics | max LSB | elements off | distances |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    doc = (__doc__.split("\n\n")[0] + f"\n\nCommand: `.venv/bin/python -m bench.quant_onnx --targets {args.targets} "
+           f"--samples {args.samples}` ({args.samples} random standard-normal inputs per row, seed 0).\n\n")
+    TABLE.write_text("# Quantized ONNX (onnxruntime's quantizer) against onnxruntime\n\n" + doc
+                     + "\n".join(head + table) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Quantized ONNX models as onnxruntime's quantizers write them, for the conformance set of
+tests/frontends/test_onnx_quant_ort.py and the table bench/QUANT_ONNX.md.
+
+Two float networks built here with fixed seeds (a small CNN with a residual Add, a Concat of
+two pools, GlobalAveragePool, Gemm and Softmax; an MLP of Gemm with LeakyRelu and Sigmoid)
+are quantized with `onnxruntime.quantization.quantize_static` in every combination of
+format (QDQ, QOperator), activation type (uint8, int8) and weight quantization (per tensor,
+per channel), calibrated on random inputs.
+
+uint8 activations come with 7-bit weights (`reduce_range`), as onnxruntime advises for x86
+without VNNI: its u8s8 integer GEMM (QGemm, QLinearMatMul, QLinearConv) adds products in
+int16 pairs that saturate with full-range int8 weights, so onnxruntime's own answer would
+be wrong (17 LSB from the exact integer result on the per-channel MLP's first QGemm).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 13
+
+
+def _weights(rng: np.random.Generator, name: str, shape: tuple[int, ...], scale: float) -> onnx.TensorProto:
+    return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def cnn() -> onnx.ModelProto:
+    rng = np.random.default_rng(19)
+    inits = [_weights(rng, "c1.w", (8, 3, 3, 3), 0.3), _weights(rng, "c1.b", (8,), 0.1),
+             _weights(rng, "dw.w", (8, 1, 3, 3), 0.3), _weights(rng, "dw.b", (8,), 0.1),
+             _weights(rng, "pw.w", (8, 8, 1, 1), 0.3), _weights(rng, "pw.b", (8,), 0.1),
+             _weights(rng, "c2.w", (16, 16, 1, 1), 0.3), _weights(rng, "c2.b", (16,), 0.1),
+             _weights(rng, "fc.w", (10, 16), 0.3), _weights(rng, "fc.b", (10,), 0.1)]
+    n = helper.make_node
+    nodes = [n("Conv", ["x", "c1.w", "c1.b"], ["c1"], pads=[1, 1, 1, 1]), n("Relu", ["c1"], ["r1"]),
+             n("Conv", ["r1", "dw.w", "dw.b"], ["dw"], group=8, pads=[1, 1, 1, 1]), n("Relu", ["dw"], ["r2"]),
+             n("Conv", ["r2", "pw.w", "pw.b"], ["pw"]), n("Add", ["pw", "r1"], ["res"]),
+             n("AveragePool", ["res"], ["avg"], kernel_shape=[2, 2], strides=[2, 2]),
+             n("MaxPool", ["res"], ["max"], kernel_shape=[2, 2], strides=[2, 2]),
+             n("Concat", ["avg", "max"], ["cat"], axis=1),
+             n("Conv", ["cat", "c2.w", "c2.b"], ["c2"]), n("Relu", ["c2"], ["r3"]),
+             n("GlobalAveragePool", ["r3"], ["gap"]), n("Flatten", ["gap"], ["flat"]),
+             n("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], transB=1), n("Softmax", ["logits"], ["probs"], axis=-1)]
+    graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [1, 10])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
+
+
+def mlp() -> onnx.ModelProto:
+    rng = np.random.default_rng(20)
+    inits = [_weights(rng, "fc1.w", (64, 32), 0.25), _weights(rng, "fc1.b", (64,), 0.1),
+             _weights(rng, "fc2.w", (32, 64), 0.25), _weights(rng, "fc2.b", (32,), 0.1),
+             _weights(rng, "fc3.w", (10, 32), 0.25), _weights(rng, "fc3.b", (10,), 0.1)]
+    n = helper.make_node
+    nodes = [n("Gemm", ["x", "fc1.w", "fc1.b"], ["h1"], transB=1), n("LeakyRelu", ["h1"], ["a1"], alpha=0.1),
+             n("Gemm", ["a1", "fc2.w", "fc2.b"], ["h2"], transB=1), n("Sigmoid", ["h2"], ["a2"]),
+             n("Mul", ["a2", "h2"], ["swish"]),
+             n("Gemm", ["swish", "fc3.w", "fc3.b"], ["y"], transB=1)]
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
+
+
+MODELS = {"cnn": cnn, "mlp": mlp}
+
+
+@dataclass(frozen=True)
+class Variant:
+    model: str
+    fmt: str  # "QDQ" or "QOperator"
+    activations: str  # "uint8" or "int8"
+    per_channel: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.model}-{self.fmt}-{self.activations}-{'per_channel' if self.per_channel else 'per_tensor'}"
+
+
+VARIANTS = [Variant(m, f, a, pc) for m, f, a, pc in
+            itertools.product(MODELS, ("QDQ", "QOperator"), ("uint8", "int8"), (False, True))]
+
+
+def quantized(variant: Variant, folder: Path) -> Path:
+    """The variant's model quantized by onnxruntime, written into `folder`."""
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_static)
+
+    model = MODELS[variant.model]()
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    rng = np.random.default_rng(0)
+    feeds = [{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(16)]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter(feeds)
+
+        def get_next(self):
+            return next(self.it, None)
+
+    src = folder / f"{variant.model}_float.onnx"
+    onnx.save(model, src)
+    out = folder / f"{variant.label}.onnx"
+    quantize_static(str(src), str(out), Reader(), per_channel=variant.per_channel,
+                    quant_format=QuantFormat.QDQ if variant.fmt == "QDQ" else QuantFormat.QOperator,
+                    activation_type=QuantType.QUInt8 if variant.activations == "uint8" else QuantType.QInt8,
+                    weight_type=QuantType.QInt8, calibrate_method=CalibrationMethod.MinMax,
+                    reduce_range=variant.activations == "uint8",
+                    extra_options={"WeightSymmetric": True})
+    return out

@@ -1,0 +1,61 @@
+"""Quantized ONNX as onnxruntime's quantizer writes it (QDQ and QOperator with its
+com.microsoft operators; uint8 and int8 activations; per-tensor and per-channel weights),
+compiled and run on the host against onnxruntime, judged in LSB of the output scale.
+
+Kiln's int8 arithmetic is TFLite's (fixed-point requantization), onnxruntime's is a float
+multiplier with round half to even: one op may round a value one step the other way where it
+lands near a rounding boundary, and the next layers may carry that step into a second one
+(seen on the MLP: 2 of 80 elements). The full table of distances is bench/QUANT_ONNX.md.
+"""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+
+from bench.quant_onnx_models import VARIANTS, quantized
+from codegen.errors import KilnError
+from codegen.options import CompileOptions
+from codegen.targets import load_target
+from codegen.verify.run import verify_model
+
+pytest.importorskip("onnxruntime.quantization")
+
+MS_OPS = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearConcat",
+          "QLinearSoftmax", "QLinearSigmoid", "QLinearLeakyRelu", "QGemm"}
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.label)
+def test_onnxruntime_quantized_model_within_one_lsb_on_host(variant, tmp_path):
+    path = quantized(variant, tmp_path)
+    if variant.fmt == "QOperator":  # the contrib operators really are in the model
+        ops = {n.op_type for n in onnx.load(str(path)).graph.node if n.domain == "com.microsoft"}
+        assert ops and ops <= MS_OPS
+    result = verify_model(path, CompileOptions(load_target("host")), samples=8, tolerance_lsb=2)
+    (out,) = result.outputs
+    assert out.lsb is not None
+    assert result.ok, (out.lsb_counts, out.max_abs_error)
+
+
+
+def test_a_contrib_operator_outside_its_contract_is_one_clear_error(tmp_path):
+    """QLinearSoftmax along another than the last axis is refused with the node named."""
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+
+    c = lambda name, v, dt: numpy_helper.from_array(np.array(v, dt), name)  # noqa: E731
+    inits = [c("s", 0.05, np.float32), c("z", 128, np.uint8), c("ys", 1 / 256, np.float32), c("yz", 0, np.uint8)]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("QLinearSoftmax", ["q", "s", "z", "ys", "yz"], ["p"], domain="com.microsoft",
+                              axis=1, opset=13, name="softmax"),
+             helper.make_node("DequantizeLinear", ["p", "ys", "yz"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 3])], inits)
+    path = tmp_path / "softmax.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                      helper.make_opsetid("com.microsoft", 1)]), path)
+    from codegen.compiler import compile_model
+
+    with pytest.raises(KilnError, match="QLinearSoftmax: only the last axis") as err:
+        compile_model(path, CompileOptions(load_target("host")))
+    assert err.value.node == "softmax"
