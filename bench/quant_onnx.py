@@ -34,7 +34,11 @@ def rows(targets: list[str], samples: int) -> list[str]:
                          "tflite"]
                 try:
                     (o,) = verify_model(path, CompileOptions(load_target(target)), samples=samples).outputs
-                    cells += [str(o.max_lsb), f"{o.elements_off} / {o.elements}", format_lsb_counts(o)]
+                    if o.lsb is None:  # quantize_dynamic: float outputs
+                        cells += ["(float)", f"{o.mismatches} / {o.elements}",
+                                  f"max relative error {o.max_rel_error:.2g} (tolerance 1e-5)"]
+                    else:
+                        cells += [str(o.max_lsb), f"{o.elements_off} / {o.elements}", format_lsb_counts(o)]
                 except KilnError as err:
                     cells += ["-", "-", f"refused: {err}"]
                 out.append("| " + " | ".join(cells) + " |")

@@ -5,7 +5,7 @@ Two float networks built here with fixed seeds (a small CNN with a residual Add,
 two pools, GlobalAveragePool, Gemm and Softmax; an MLP of Gemm with LeakyRelu and Sigmoid)
 are quantized with `onnxruntime.quantization.quantize_static` in every combination of
 format (QDQ, QOperator), activation type (uint8, int8) and weight quantization (per tensor,
-per channel), calibrated on random inputs.
+per channel), calibrated on random inputs; an MLP of MatMul + Add with `quantize_dynamic`.
 
 uint8 activations come with 7-bit weights (`reduce_range`), as onnxruntime advises for x86
 without VNNI: its u8s8 integer GEMM (QGemm, QLinearMatMul, QLinearConv) adds products in
@@ -67,13 +67,26 @@ def mlp() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
 
 
-MODELS = {"cnn": cnn, "mlp": mlp}
+def mlp_matmul() -> onnx.ModelProto:
+    """MatMul + Add layers, what quantize_dynamic quantizes (it leaves Gemm in float)."""
+    rng = np.random.default_rng(21)
+    inits = [_weights(rng, "w1", (32, 48), 0.25), _weights(rng, "b1", (48,), 0.1),
+             _weights(rng, "w2", (48, 10), 0.25), _weights(rng, "b2", (10,), 0.1)]
+    n = helper.make_node
+    nodes = [n("MatMul", ["x", "w1"], ["m1"]), n("Add", ["m1", "b1"], ["h1"]), n("Relu", ["h1"], ["a1"]),
+             n("MatMul", ["a1", "w2"], ["m2"]), n("Add", ["m2", "b2"], ["y"])]
+    graph = helper.make_graph(nodes, "mlp_matmul", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 10])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
+
+
+MODELS = {"cnn": cnn, "mlp": mlp, "mlp_matmul": mlp_matmul}
 
 
 @dataclass(frozen=True)
 class Variant:
     model: str
-    fmt: str  # "QDQ" or "QOperator"
+    fmt: str  # "QDQ", "QOperator" (quantize_static) or "dynamic" (quantize_dynamic)
     activations: str  # "uint8" or "int8"
     per_channel: bool
 
@@ -83,15 +96,24 @@ class Variant:
 
 
 VARIANTS = [Variant(m, f, a, pc) for m, f, a, pc in
-            itertools.product(MODELS, ("QDQ", "QOperator"), ("uint8", "int8"), (False, True))]
+            itertools.product(("cnn", "mlp"), ("QDQ", "QOperator"), ("uint8", "int8"), (False, True))]
+# quantize_dynamic: uint8 activations quantized at run time (DynamicQuantizeLinear, MatMulInteger)
+VARIANTS += [Variant("mlp_matmul", "dynamic", "uint8", pc) for pc in (False, True)]
 
 
 def quantized(variant: Variant, folder: Path) -> Path:
     """The variant's model quantized by onnxruntime, written into `folder`."""
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
-                                          quantize_static)
+                                          quantize_dynamic, quantize_static)
 
     model = MODELS[variant.model]()
+    src = folder / f"{variant.model}_float.onnx"
+    onnx.save(model, src)
+    out = folder / f"{variant.label}.onnx"
+    if variant.fmt == "dynamic":
+        quantize_dynamic(str(src), str(out), per_channel=variant.per_channel, reduce_range=True,
+                         weight_type=QuantType.QInt8)
+        return out
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     rng = np.random.default_rng(0)
     feeds = [{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(16)]
@@ -103,9 +125,6 @@ def quantized(variant: Variant, folder: Path) -> Path:
         def get_next(self):
             return next(self.it, None)
 
-    src = folder / f"{variant.model}_float.onnx"
-    onnx.save(model, src)
-    out = folder / f"{variant.label}.onnx"
     quantize_static(str(src), str(out), Reader(), per_channel=variant.per_channel,
                     quant_format=QuantFormat.QDQ if variant.fmt == "QDQ" else QuantFormat.QOperator,
                     activation_type=QuantType.QUInt8 if variant.activations == "uint8" else QuantType.QInt8,

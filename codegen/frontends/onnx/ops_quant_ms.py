@@ -1,6 +1,6 @@
 """onnxruntime's quantized contrib operators (domain com.microsoft), as its quantizers write
 them in the QOperator format: QLinearAdd, QLinearMul, QLinearGlobalAveragePool,
-QLinearAveragePool, QLinearConcat, QLinearSoftmax, QLinearSigmoid, QLinearLeakyRelu, QGemm,
+QLinearAveragePool, QLinearConcat, QLinearWhere, QLinearSoftmax, QLinearSigmoid, QLinearLeakyRelu, QGemm,
 and its QuantizeLinear / DequantizeLinear.
 
 Each becomes Kiln's int8 op on int8 tensors (uint8 shifted by -128, see ops_quant), so it runs
@@ -114,12 +114,26 @@ def convert_qlinear_concat(ctx, node):
                          "(X, X_scale, X_zero_point)")
     ins = []
     for k in range(2, len(node.inputs), 3):
-        x = _operand(ctx, node, k, k + 1, k + 2)
-        if ctx.b.g.values[x].quant != yq:
-            x = ctx.add(node, "Quantize", [x], role=f"requantize{k // 3}", quant=yq)
-        ins.append(x)
+        ins.append(_requantized(ctx, node, _operand(ctx, node, k, k + 1, k + 2), yq, f"requantize{k // 3}"))
     axis = norm_axis(node, int(node.attr("axis")), len(ctx.shape(node.input(2))))
     ctx.add(node, "Concat", ins, out=node.outputs[0], quant=yq, axis=axis)
+
+
+def _requantized(ctx: ConvertContext, node: OnnxNode, x: str, quant: Quant, role: str) -> str:
+    """x on the grid of `quant`: as it is, or through an int8 -> int8 Quantize."""
+    return x if ctx.b.g.values[x].quant == quant else ctx.add(node, "Quantize", [x], role=role, quant=quant)
+
+
+@converter(MS + "QLinearWhere")
+def convert_qlinear_where(ctx, node):
+    """condition, X, x_scale, x_zp, Y, y_scale, y_zp, z_scale, z_zp: X and Y requantized to Z's
+    quantization where it differs, then an int8 Where (which moves bytes)."""
+    zq = _output_quant(ctx, node, 7, 8)
+    x = _requantized(ctx, node, _operand(ctx, node, 1, 2, 3), zq, "x_requantized")
+    y = _requantized(ctx, node, _operand(ctx, node, 4, 5, 6), zq, "y_requantized")
+    cond = ctx.const(node.input(0))
+    c = ctx.weight(node, "condition", cond) if cond is not None else ctx.kiln(node.input(0))
+    ctx.add(node, "Where", [c, x, y], out=node.outputs[0], quant=zq)
 
 
 @converter(MS + "QLinearSoftmax")
