@@ -40,6 +40,18 @@ def test_onnxruntime_quantized_model_within_one_lsb_on_host(variant, tmp_path):
 
 
 
+# QEMU runs are slower: the firmware (mps2-an386, DSP kernels) on one model of each format.
+M4_VARIANTS = [v for v in VARIANTS if v.label in ("cnn-QOperator-uint8-per_channel", "mlp-QDQ-int8-per_tensor",
+                                                  "mlp_matmul-dynamic-uint8-per_tensor")]
+
+
+@pytest.mark.parametrize("variant", M4_VARIANTS, ids=lambda v: v.label)
+def test_onnxruntime_quantized_model_on_cortex_m4(variant, tmp_path):
+    result = verify_model(quantized(variant, tmp_path), CompileOptions(load_target("cortex-m4")), samples=4,
+                          tolerance_lsb=2)
+    assert result.ok, [(o.lsb_counts, o.max_rel_error) for o in result.outputs]
+
+
 def _save(tmp_path, name: str, nodes, inputs, output_shape, inits):
     graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in inputs],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, output_shape)], inits)
@@ -87,3 +99,17 @@ def test_a_contrib_operator_outside_its_contract_is_one_clear_error(tmp_path):
     with pytest.raises(KilnError, match="QLinearSoftmax: only the last axis") as err:
         compile_model(path, CompileOptions(load_target("host")))
     assert err.value.node == "softmax"
+
+
+@pytest.mark.parametrize("dtype,zp", [(np.uint8, 130), (np.int8, -7)])
+def test_pad_of_a_quantized_tensor_by_its_zero_point(dtype, zp, tmp_path):
+    """onnxruntime's QOperator Pad fills with the stored zero point, an integer of the
+    quantized tensor, which Kiln's int8 Pad reads as the real value 0."""
+    inits = [_c("s", 0.02, np.float32), _c("z", zp, dtype), _c("pads", [0, 0, 1, 1, 0, 0, 1, 1], np.int64),
+             _c("pv", zp, dtype)]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+             helper.make_node("Pad", ["xq", "pads", "pv"], ["p"], mode="constant"),
+             helper.make_node("DequantizeLinear", ["p", "s", "z"], ["y"])]
+    path = _save(tmp_path, "pad", nodes, [("x", [1, 2, 3, 3])], [1, 2, 5, 5], inits)
+    result = verify_model(path, CompileOptions(load_target("host")), samples=3, tolerance_lsb=0)
+    assert result.ok, result.outputs[0].lsb_counts
