@@ -55,8 +55,8 @@ Host and cortex-m4 (mps2-an386 in QEMU, the DSP kernels) agree to the bit: the i
 variants are bit-exact with the reference kernels. The one- and two-step differences are the
 two requantizations: where onnxruntime's float multiplier and Kiln's fixed-point one put a
 value on either side of a rounding boundary the output moves by one step, and a one-step
-difference inside the network can grow into a second step at the output (the MLP's QGemm ->
-QLinearSigmoid -> QLinearMul chain). `--numerics onnxruntime` (onnxruntime's arithmetic bit
+difference inside the network can grow into a second step at the output (1 of 200 elements of
+the QOperator int8 CNN, 2 of 200 of the QOperator uint8 MLP). `--numerics onnxruntime` (onnxruntime's arithmetic bit
 for bit) is not built yet; instruction counts of both numerics are therefore not in this table.
 """
 
