@@ -17,7 +17,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from bench.quant_onnx_models import VARIANTS, quantized
+from bench.quant_onnx_models import MEASURED_ONLY, VARIANTS, quantized
 from codegen.errors import KilnError
 from codegen.options import CompileOptions
 from codegen.targets import load_target
@@ -30,7 +30,7 @@ TABLE = Path(__file__).with_name("QUANT_ONNX.md")
 def rows(targets: list[str], samples: int) -> list[str]:
     out = []
     with tempfile.TemporaryDirectory() as tmp:
-        for v in VARIANTS:
+        for v in VARIANTS + MEASURED_ONLY:
             path = quantized(v, Path(tmp))
             for target in targets:
                 numerics = "float32, exact integer sums" if v.fmt == "dynamic" else "tflite"
@@ -56,8 +56,16 @@ variants are bit-exact with the reference kernels. The one- and two-step differe
 two requantizations: where onnxruntime's float multiplier and Kiln's fixed-point one put a
 value on either side of a rounding boundary the output moves by one step, and a one-step
 difference inside the network can grow into a second step at the output (1 of 200 elements of
-the QOperator int8 CNN, 2 of 200 of the QOperator uint8 MLP). `--numerics onnxruntime` (onnxruntime's arithmetic bit
-for bit) is not built yet; instruction counts of both numerics are therefore not in this table.
+the QOperator int8 CNN, 2 of 200 of the QOperator uint8 MLP).
+
+The statically quantized encoder is not within that bound yet: in QDQ it drifts by up to 4
+LSB (softmax, two LayerNormalizations in float between Dequantize and Quantize, residuals),
+not analysed further; in QOperator its last LayerNormalization stays float, so its float
+output carries the quantization error and is judged relatively (fails at 1e-5). Its dynamic
+form is exact.
+
+`--numerics onnxruntime` (onnxruntime's arithmetic bit for bit) is not built yet; instruction
+counts of both numerics are therefore not in this table.
 """
 
 

@@ -5,7 +5,8 @@ Two float networks built here with fixed seeds (a small CNN with a residual Add,
 two pools, GlobalAveragePool, Gemm and Softmax; an MLP of Gemm with LeakyRelu and Sigmoid)
 are quantized with `onnxruntime.quantization.quantize_static` in every combination of
 format (QDQ, QOperator), activation type (uint8, int8) and weight quantization (per tensor,
-per channel), calibrated on random inputs; an MLP of MatMul + Add with `quantize_dynamic`.
+per channel), calibrated on random inputs; an MLP of MatMul + Add and a one-layer transformer
+encoder with `quantize_dynamic` (the encoder also statically, in the table only).
 
 uint8 activations come with 7-bit weights (`reduce_range`), as onnxruntime advises for x86
 without VNNI: its u8s8 integer GEMM (QGemm, QLinearMatMul, QLinearConv) adds products in
@@ -80,7 +81,32 @@ def mlp_matmul() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
 
 
-MODELS = {"cnn": cnn, "mlp": mlp, "mlp_matmul": mlp_matmul}
+def encoder() -> onnx.ModelProto:
+    """One single-head transformer encoder layer over 8 tokens of 16: attention (Q K^T, both
+    computed), residual, LayerNormalization, a Relu feed-forward, residual, LayerNormalization."""
+    rng = np.random.default_rng(22)
+    d, f = 16, 32
+    inits = [_weights(rng, n, s, 0.25) for n, s in (("wq", (d, d)), ("wk", (d, d)), ("wv", (d, d)), ("wo", (d, d)),
+                                                   ("w1", (d, f)), ("w2", (f, d)))]
+    inits += [_weights(rng, "b1", (f,), 0.1), _weights(rng, "b2", (d,), 0.1),
+              numpy_helper.from_array(np.float32(0.25), "inv_sqrt_d"),
+              numpy_helper.from_array(np.ones(d, np.float32), "g1"), numpy_helper.from_array(np.zeros(d, np.float32), "be1"),
+              numpy_helper.from_array(np.ones(d, np.float32), "g2"), numpy_helper.from_array(np.zeros(d, np.float32), "be2")]
+    n = helper.make_node
+    nodes = [n("MatMul", ["x", "wq"], ["q"]), n("MatMul", ["x", "wk"], ["k"]), n("MatMul", ["x", "wv"], ["v"]),
+             n("Transpose", ["k"], ["kt"], perm=[0, 2, 1]), n("MatMul", ["q", "kt"], ["qk"]),
+             n("Mul", ["qk", "inv_sqrt_d"], ["scores"]), n("Softmax", ["scores"], ["att"], axis=-1),
+             n("MatMul", ["att", "v"], ["ctx"]), n("MatMul", ["ctx", "wo"], ["o"]), n("Add", ["o", "x"], ["r1"]),
+             n("LayerNormalization", ["r1", "g1", "be1"], ["n1"], axis=-1),
+             n("MatMul", ["n1", "w1"], ["f1"]), n("Add", ["f1", "b1"], ["f1b"]), n("Relu", ["f1b"], ["f1r"]),
+             n("MatMul", ["f1r", "w2"], ["f2"]), n("Add", ["f2", "b2"], ["f2b"]), n("Add", ["f2b", "n1"], ["r2"]),
+             n("LayerNormalization", ["r2", "g2", "be2"], ["y"], axis=-1)]
+    graph = helper.make_graph(nodes, "encoder", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, d])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, d])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+MODELS = {"cnn": cnn, "mlp": mlp, "mlp_matmul": mlp_matmul, "encoder": encoder}
 
 
 @dataclass(frozen=True)
@@ -99,6 +125,11 @@ VARIANTS = [Variant(m, f, a, pc) for m, f, a, pc in
             itertools.product(("cnn", "mlp"), ("QDQ", "QOperator"), ("uint8", "int8"), (False, True))]
 # quantize_dynamic: uint8 activations quantized at run time (DynamicQuantizeLinear, MatMulInteger)
 VARIANTS += [Variant("mlp_matmul", "dynamic", "uint8", pc) for pc in (False, True)]
+VARIANTS += [Variant("encoder", "dynamic", "uint8", True)]
+# Measured in the table, not yet within the conformance bound (see bench/QUANT_ONNX.md): the
+# static encoder drifts by up to 4 LSB (QDQ), and in QOperator its last LayerNormalization
+# stays float, so its float output carries the quantization error and fails the relative test.
+MEASURED_ONLY = [Variant("encoder", f, a, True) for f, a in itertools.product(("QDQ", "QOperator"), ("uint8", "int8"))]
 
 
 def quantized(variant: Variant, folder: Path) -> Path:

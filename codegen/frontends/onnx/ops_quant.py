@@ -210,8 +210,16 @@ def _float_qlinear(ctx: ConvertContext, node: OnnxNode, op: str, attrs: dict, w_
     d = ctx.add(node, "Mul", [c, ctx.weight(node, "requantize", m)], role="requantized")
     zp = ctx.const(node.input(7))
     target = ctx.onnx_dtype(node.input(7)) if node.input(7) else ctx.onnx_dtype(node.input(0))
-    zp_w = ctx.weight(node, "y_zero_point", cast_array(zp, "float32").reshape(())) if zp is not None else None
+    zp_f = cast_array(zp, "float32").reshape(()) if zp is not None else None
+    quant = None
+    if target in ("int8", "uint8") and zp_f is not None and node.outputs[0] not in ctx.graph_outputs:
+        # an activation other quantized ops read: Kiln's int8 with its quantization (uint8 shifted)
+        zp_f = zp_f - np.float32(_UINT8_SHIFT if target == "uint8" else 0)
+        target, quant = "int8", Quant.of(float(scales[2][0]), int(zp_f))
+    zp_w = ctx.weight(node, "y_zero_point", zp_f) if zp_f is not None else None
     _store_quantized(ctx, node, d, zp_w, target)
+    if quant is not None:
+        ctx.value(node.outputs[0]).quant = quant
 
 
 @converter("QuantizeLinear")
