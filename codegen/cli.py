@@ -139,6 +139,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int, default=20, help="number of random inputs (default 20)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--sanitize", action="store_true", help="build with AddressSanitizer and UBSan")
+    p.add_argument("--tolerance-lsb", type=int, default=None, metavar="N",
+                   help="quantized outputs may differ by N steps of their output scale (default 0 against "
+                        "TFLite Micro, whose numerics Kiln follows exactly; 1 against onnxruntime)")
 
     p = sub.add_parser("profile", help="exact instructions per kernel and in total on an emulated target",
                        description="Build firmware for the target's emulated board (Cortex-A: a static "
@@ -299,16 +302,23 @@ def _cmd_run(args) -> int:
 
 def _cmd_verify(args) -> int:
     from codegen.verify.reference import reference_name
+    from codegen.verify.compare import format_lsb_counts
     from codegen.verify.run import verify_model
 
     if args.samples < 1:
         raise KilnError("--samples must be at least 1")
+    if args.tolerance_lsb is not None and args.tolerance_lsb < 0:
+        raise KilnError("--tolerance-lsb must be at least 0")
     print(f"kiln verify: {args.model.name} on {args.target} against {reference_name(args.model)}, "
           f"{args.samples} samples", flush=True)  # first: the steps after it take a while
-    res = verify_model(args.model, _options(args), samples=args.samples, seed=args.seed, sanitize=args.sanitize)
+    res = verify_model(args.model, _options(args), samples=args.samples, seed=args.seed, sanitize=args.sanitize,
+                       tolerance_lsb=args.tolerance_lsb)
     for o in res.outputs:
         exact = o.dtype.startswith("int") or o.dtype.startswith("uint")
         err = f"max abs error {o.max_abs_error:g}" + ("" if exact else f", relative {o.max_rel_error:.3g}")
+        if o.lsb is not None:
+            err = (f"max {o.max_lsb} LSB (step {o.lsb:g}, tolerance {o.tolerance_lsb}): {format_lsb_counts(o)}; "
+                   + err)
         print(f"  {o.name}: {o.dtype}, {err}, {o.mismatches} of {o.elements} elements out of tolerance"
               f" -> {'ok' if o.ok else 'MISMATCH'}")
     if not res.ok:

@@ -138,3 +138,30 @@ def test_verify_handles_an_output_that_passes_an_input_through(tmp_path):
     proc = kiln("verify", path, "--target", "host", "--samples", "3")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("-> ok") == 2
+
+
+def test_verify_reports_a_quantized_output_in_lsb(tmp_path):
+    """A QDQ output is judged in steps of its scale: the distances are printed, and
+    --tolerance-lsb 0 turns a one-step difference into a mismatch (exit 1)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    c = lambda name, v, dt: numpy_helper.from_array(np.array(v, dt), name)  # noqa: E731
+    inits = [c("s", 0.02, np.float32), c("z", 0, np.int8), c("ys", 0.015, np.float32), c("yz", -20, np.int8)]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+             helper.make_node("Sigmoid", ["xd"], ["sg"]),
+             helper.make_node("Mul", ["xd", "sg"], ["sw"]),
+             helper.make_node("QuantizeLinear", ["sw", "ys", "yz"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], inits)
+    path = tmp_path / "qdq.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    proc = kiln("verify", path, "--target", "host", "--samples", "5")
+    assert "LSB (step 0.015, tolerance 1)" in proc.stdout, proc.stdout + proc.stderr
+    strict = kiln("verify", path, "--target", "host", "--samples", "5", "--tolerance-lsb", "0")
+    if "all elements exact" not in proc.stdout:
+        assert strict.returncode == 1 and "MISMATCH" in strict.stdout
+    bad = kiln("verify", path, "--target", "host", "--tolerance-lsb", "-1")
+    assert bad.returncode == 2 and "--tolerance-lsb must be at least 0" in bad.stderr

@@ -20,18 +20,31 @@ def _missing(package: str) -> KilnError:
     return KilnError(f"the reference runtime needs the Python package '{package}' ({install_command('verify')})")
 
 
+# Node types that make an ONNX model quantized (any domain: com.microsoft writes its own).
+_QUANT_OP_PREFIXES = ("QuantizeLinear", "DequantizeLinear", "DynamicQuantize", "QLinear", "QGemm", "QAttention",
+                      "MatMulInteger", "ConvInteger", "MatMulIntegerToFloat")
+
+
+def is_quantized_onnx(proto) -> bool:
+    return any(n.op_type.startswith(_QUANT_OP_PREFIXES) for n in proto.graph.node)
+
+
 def run_onnxruntime(model: Path, samples: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
     try:
         import onnxruntime as ort
     except ImportError:
         raise _missing("onnxruntime") from None
+    import onnx
+
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
-    # The model's own arithmetic, not onnxruntime's fused forms of it: the extended level's QDQ
-    # fusions of onnxruntime 1.32 miscompute DequantizeLinear -> Gemm (tests/onnx_models.py
-    # qdq gives -1.352 for -2.671, which the basic level, numpy and Kiln agree on).
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    if is_quantized_onnx(onnx.load(str(model), load_external_data=False)):
+        # The model's own arithmetic (its QLinear* kernels, DequantizeLinear -> float op ->
+        # QuantizeLinear), not the extended level's QDQ fusions: onnxruntime 1.32 turns QDQ
+        # around Gemm/MatMul into a u8s8 kernel whose int16 pair sums saturate on x86 without
+        # VNNI, so its answer would depend on the host's CPU (tests/onnx_models.py).
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     sess = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
     feeds_names = [i.name for i in sess.get_inputs()]
@@ -112,6 +125,52 @@ def run_litert(model: Path, samples: list[dict[str, np.ndarray]]) -> list[dict[s
         interp.invoke()
         results.append({n: interp.get_tensor(d["index"]).copy() for d, n in zip(outs, out_names)})
     return results
+
+
+def output_lsbs(model: Path, count: int) -> list[float | None]:
+    """The quantization step of each graph output (by position), None for a float or integer
+    output that is not quantized: an int8/uint8 output of an ONNX quantized op or of a TFLite
+    model is judged in its integers (step 1), a float output of DequantizeLinear with a constant
+    scalar scale in that scale."""
+    if model_format(model) != "onnx":
+        return [1.0 if dtype in ("int8", "uint8", "int16") else None for dtype in _tflite_output_dtypes(model)]
+    import onnx
+    from onnx import numpy_helper
+
+    proto = onnx.load(str(model), load_external_data=False)
+    producer = {o: n for n in proto.graph.node for o in n.output}
+    consts = {t.name: t for t in proto.graph.initializer}
+    consts.update({n.output[0]: a.t for n in proto.graph.node if n.op_type == "Constant"
+                   for a in n.attribute if a.name == "value"})
+    lsbs: list[float | None] = []
+    for vi in proto.graph.output:
+        node = producer.get(vi.name)
+        elem = vi.type.tensor_type.elem_type
+        lsb = None
+        if node is not None and node.op_type == "DequantizeLinear" and node.input[1] in consts:
+            scale = numpy_helper.to_array(consts[node.input[1]])
+            lsb = float(scale.reshape(-1)[0]) if scale.size == 1 else None
+        elif node is not None and node.op_type.startswith(_QUANT_OP_PREFIXES) and \
+                elem in (onnx.TensorProto.INT8, onnx.TensorProto.UINT8):
+            lsb = 1.0
+        lsbs.append(lsb)
+    return (lsbs + [None] * count)[:count]
+
+
+def _tflite_output_dtypes(model: Path) -> list[str]:
+    import tflite
+
+    m = tflite.Model.GetRootAsModel(model.read_bytes(), 0)
+    sg = m.Subgraphs(0)
+    names = {tflite.TensorType.INT8: "int8", tflite.TensorType.UINT8: "uint8", tflite.TensorType.INT16: "int16"}
+    return [names.get(sg.Tensors(sg.Outputs(k)).Type(), "other") for k in range(sg.OutputsLength())]
+
+
+def default_tolerance_lsb(reference: str) -> int:
+    """0 where Kiln's numerics are the reference's (TFLite Micro), 1 against onnxruntime, whose
+    requantization (float multiplier, round half to even) Kiln's TFLite numerics differ from by
+    one step where a value falls near a rounding boundary."""
+    return 0 if reference == "tflite-micro" else 1
 
 
 def reference_name(model: Path) -> str:

@@ -15,7 +15,7 @@ from codegen.options import CompileOptions
 from codegen.verify import host
 from codegen.verify.npy_file import read_npy
 from codegen.verify.compare import OutputReport, compare_output, merge_reports
-from codegen.verify.reference import reference_name, run_reference
+from codegen.verify.reference import default_tolerance_lsb, output_lsbs, reference_name, run_reference
 from codegen.verify.samples import random_samples
 
 
@@ -50,6 +50,7 @@ class VerifyResult:
     reference: str
     samples: int
     outputs: list[OutputReport]
+    tolerance_lsb: int = 0
 
     @property
     def ok(self) -> bool:
@@ -57,20 +58,26 @@ class VerifyResult:
 
 
 def verify_model(model: Path, options: CompileOptions, *, samples: int = 20, seed: int = 0,
-                 sanitize: bool = False) -> VerifyResult:
+                 sanitize: bool = False, tolerance_lsb: int | None = None) -> VerifyResult:
+    """Quantized outputs are judged in LSB of their scale (`tolerance_lsb`, default: see
+    reference.default_tolerance_lsb), others exactly (integers) or relatively (floats)."""
     build = compile_model(model, options)
     inputs = random_samples(build.manifest["inputs"], samples, seed)
     got = run_on_target(build, options, inputs, sanitize=sanitize)
     with progress.step(f"running the reference ({reference_name(model)}) on {samples} samples"):
         ref = run_reference(model, inputs)
+    reference = reference_name(model)
+    tolerance = default_tolerance_lsb(reference) if tolerance_lsb is None else tolerance_lsb
+    lsbs = output_lsbs(model, len(build.manifest["outputs"]))
     reports = []
     for k, io in enumerate(build.manifest["outputs"]):
         name = io["name"]
         # By position: an output that passes a graph input straight through is renamed in
         # Kiln's graph (one value cannot be both), while the reference keeps the model's name.
-        per_sample = [compare_output(name, g[name], list(r.values())[k]) for g, r in zip(got, ref)]
+        per_sample = [compare_output(name, g[name], list(r.values())[k], lsb=lsbs[k], tolerance_lsb=tolerance)
+                      for g, r in zip(got, ref)]
         reports.append(merge_reports(per_sample))
-    return VerifyResult(reference_name(model), samples, reports)
+    return VerifyResult(reference, samples, reports, tolerance)
 
 
 def load_inputs(build: BuildResult, paths: list[Path]) -> dict[str, np.ndarray]:

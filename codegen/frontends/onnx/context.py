@@ -20,6 +20,9 @@ from codegen.frontends.onnx.reader import OnnxNode, tensor_array
 
 Converter = Callable[["ConvertContext", OnnxNode], None]
 
+# Kiln ops whose int8 output is on its input's quantization grid.
+QUANT_KEEPING = frozenset({"Reshape", "Transpose", "MaxPool2D"})
+
 # ONNX op type -> converter; filled by the ops_* modules of this package.
 CONVERTERS: dict[str, Converter] = {}
 
@@ -198,6 +201,12 @@ class ConvertContext:
         out_name = out if out and out not in self.b.g.values else self.fresh(name if role else f"{name}_out")
         result = self.b.node(op, list(inputs), name=name, outputs=[out_name], quant=quant,
                              origin=(node.name,), **attrs)
+        if quant is None and op in QUANT_KEEPING and inputs:
+            # an ai.onnx op moving the bytes of a QOperator model's quantized tensor (MaxPool,
+            # Flatten on uint8): its output is on the same grid
+            x, y = self.b.g.values[inputs[0]], self.b.g.values[result]
+            if y.dtype == "int8" and x.dtype == "int8" and x.quant is not None and not x.quant.per_channel:
+                y.quant = x.quant
         if out:
             self._kiln[out] = result
         return result

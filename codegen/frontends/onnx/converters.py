@@ -5,7 +5,7 @@ use the driver (subgraphs, folding) without an import cycle."""
 
 from codegen.frontends.onnx import (ops_attention, ops_elementwise, ops_gather, ops_linear, ops_loss,  # noqa: F401
                                     ops_misc, ops_norm, ops_quant, ops_recurrent, ops_reduce, ops_shape,
-                                    ops_spatial)
+                                    ops_ms_fused, ops_quant_ms, ops_spatial)
 from codegen.frontends.onnx import (ops_bitwise, ops_control, ops_einsum, ops_flex_attention, ops_linalg,  # noqa: F401
                                     ops_integer, ops_ml, ops_optional, ops_sampling, ops_sequence,
                                     ops_training, ops_value_shaped)

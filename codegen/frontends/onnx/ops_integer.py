@@ -29,6 +29,9 @@ def _largest_centered(ctx: ConvertContext, node: OnnxNode, index: int, zp_index:
         info = np.iinfo(np.dtype(ctx.onnx_dtype(node.input(index))))
         lo, hi = int(info.min), int(info.max)
     zp = ctx.const(node.input(zp_index)) if node.input(zp_index) else None
+    if node.input(zp_index) and zp is None:  # computed at run time: anywhere in its type
+        info = np.iinfo(np.dtype(ctx.onnx_dtype(node.input(zp_index))))
+        zp = np.array([info.min, info.max])
     zp_lo, zp_hi = (0, 0) if zp is None else (int(zp.min()), int(zp.max()))
     return max(abs(lo - zp_hi), abs(hi - zp_lo))
 

@@ -160,19 +160,29 @@ def _store_quantized(ctx: ConvertContext, node: OnnxNode, q: str, zp: str | None
 
 def _centered(ctx: ConvertContext, node: OnnxNode, index: int, zp_index: int, zp_shape: tuple[int, ...]) -> str:
     """The ONNX name of input `index` minus its zero point in float32 (exact for 8-bit data);
-    a per-channel zero point is reshaped to `zp_shape`."""
+    a per-channel zero point is reshaped to `zp_shape`. A zero point computed at run time
+    (DynamicQuantizeLinear's) must be a scalar."""
     name, zp = node.input(index), ctx.const(node.input(zp_index))
-    if node.input(zp_index) and zp is None:
-        raise node.error(f"zero point (input {zp_index}) must be a constant")
+    runtime_zp = bool(node.input(zp_index)) and zp is None
+    if runtime_zp and int(np.prod(ctx.shape(node.input(zp_index)), dtype=np.int64)) != 1:
+        raise node.error(f"zero point (input {zp_index}) computed at run time must be a scalar")
     zp_f = np.zeros(1, np.float32) if zp is None else cast_array(zp, "float32")
     zp_f = zp_f.reshape(zp_shape) if zp_f.size > 1 else zp_f.reshape(())
     centered = ctx.fresh(f"{node.name}_in{index}_centered")
     data = ctx.const(name)
-    if data is not None:
+    if data is not None and not runtime_zp:
         ctx.bind_const(centered, cast_array(data, "float32") - zp_f)
         return centered
-    x = ctx.add(node, "Cast", [ctx.kiln(name)], role=f"in{index}_float32", to="float32")
-    zero = ctx.weight(node, f"zero_point{index}", zp_f)
+    x = ctx.kiln(name) if data is None else ctx.weight(node, f"in{index}", cast_array(data, "float32"))
+    quant = ctx.b.g.values[x].quant
+    x = ctx.add(node, "Cast", [x], role=f"in{index}_float32", to="float32")
+    if quant is not None and not quant.per_channel:  # int8 on Kiln's side (uint8 shifted): its own zero point
+        zero = ctx.weight(node, f"zero_point{index}", np.array(quant.zp, np.float32))
+    elif runtime_zp:
+        zero = ctx.add(node, "Cast", [ctx.kiln(node.input(zp_index))], role=f"zero_point{index}", to="float32")
+        zero = ctx.add(node, "Reshape", [zero], role=f"zero_point{index}_scalar", shape=())
+    else:
+        zero = ctx.weight(node, f"zero_point{index}", zp_f)
     ctx.bind(centered, ctx.add(node, "Sub", [x, zero], role=f"in{index}_centered"))
     return centered
 
@@ -200,8 +210,16 @@ def _float_qlinear(ctx: ConvertContext, node: OnnxNode, op: str, attrs: dict, w_
     d = ctx.add(node, "Mul", [c, ctx.weight(node, "requantize", m)], role="requantized")
     zp = ctx.const(node.input(7))
     target = ctx.onnx_dtype(node.input(7)) if node.input(7) else ctx.onnx_dtype(node.input(0))
-    zp_w = ctx.weight(node, "y_zero_point", cast_array(zp, "float32").reshape(())) if zp is not None else None
+    zp_f = cast_array(zp, "float32").reshape(()) if zp is not None else None
+    quant = None
+    if target in ("int8", "uint8") and zp_f is not None and node.outputs[0] not in ctx.graph_outputs:
+        # an activation other quantized ops read: Kiln's int8 with its quantization (uint8 shifted)
+        zp_f = zp_f - np.float32(_UINT8_SHIFT if target == "uint8" else 0)
+        target, quant = "int8", Quant.of(float(scales[2][0]), int(zp_f))
+    zp_w = ctx.weight(node, "y_zero_point", zp_f) if zp_f is not None else None
     _store_quantized(ctx, node, d, zp_w, target)
+    if quant is not None:
+        ctx.value(node.outputs[0]).quant = quant
 
 
 @converter("QuantizeLinear")

@@ -142,6 +142,11 @@ def convert_pad(ctx, node):
         if node.input(2) and cval is None:
             raise node.error("constant_value (input 2) must be a constant")
         value = 0.0 if cval is None or cval.size == 0 else float(cval.reshape(-1)[0])
+        quant = ctx.value(node.input(0)).quant
+        if cval is not None and cval.dtype in (np.int8, np.uint8) and quant is not None and not quant.per_channel:
+            # a stored integer of a quantized tensor (QOperator's Pad by its zero point), while
+            # Kiln's int8 Pad takes a real value; uint8 is int8 shifted by -128 in Kiln (ops_quant)
+            value = (value - (128 if cval.dtype == np.uint8 else 0) - quant.zp) * quant.s
         axes = axes_of(ctx, node, since=18, index=3)
         if axes is not None:
             if len(pads) != 2 * len(axes):
