@@ -15,8 +15,9 @@ from pathlib import Path
 from codegen import limits
 from codegen.errors import KilnError, UnsupportedOpsError
 from codegen.frontends import SourceOp
+from codegen.frontends.tflite import ops, ops_elementwise, ops_reduce, ops_shape, ops_spatial  # noqa: F401 (they register)
+from codegen.frontends.tflite.converter import CONVERTERS
 from codegen.frontends.tflite.importer import Importer, execution_order, op_label
-from codegen.frontends.tflite.ops import CONVERTERS
 from codegen.frontends.tflite.reader import read_model
 from codegen.frontends.tflite.sparse import fold_densify
 from codegen.frontends.tflite.validate import validate

@@ -1,4 +1,4 @@
-"""One small converter per TFLite builtin, registered by builtin name in CONVERTERS.
+"""One small converter per TFLite builtin, registered by builtin name (codegen/frontends/tflite/converter.py).
 
 A converter reads the operator through an `OpContext` (inputs, constant inputs, builtin
 options with schema defaults) and emits the Kiln node(s) of codegen/ops/README.md. Layouts
@@ -8,79 +8,13 @@ attributes and make padding explicit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 import numpy as np
 
 from codegen.frontends.tflite import compose, hybrid
+from codegen.frontends.tflite.converter import (SAME, VALID, check_positive, check_rank, converts,
+                                                explicit_pads)
 from codegen.frontends.tflite.importer import OpContext
 from codegen.ir.types import np_dtype
-
-SAME, VALID = 0, 1  # tflite.Padding
-
-
-@dataclass(frozen=True)
-class Converter:
-    fn: Callable[[OpContext], None]
-    inputs: tuple[int, int | None]  # (required, maximum or None for any number)
-    outputs: int | None = 1  # None: any number (SPLIT, UNPACK)
-
-    def check_arity(self, ctx: OpContext) -> None:
-        lo, hi = self.inputs
-        n = len(ctx.op.inputs)
-        if n < lo or (hi is not None and n > hi):
-            span = f"{lo}" if lo == hi else f"{lo}..{hi if hi is not None else 'n'}"
-            raise ctx.error(f"takes {span} inputs, the model gives {n}")
-        missing = [k for k in range(lo) if ctx.tensor(k) is None]
-        if missing:
-            raise ctx.error(f"required input {missing[0]} is absent")
-        if self.outputs is None and not ctx.op.outputs:
-            raise ctx.error("has no outputs")
-        if self.outputs is not None and len(ctx.op.outputs) != self.outputs:
-            raise ctx.error(f"has {len(ctx.op.outputs)} outputs, expected {self.outputs}")
-
-
-CONVERTERS: dict[str, Converter] = {}
-
-
-def converts(*codes: str, inputs: tuple[int, int | None] = (1, 1), outputs: int | None = 1):
-    def register(fn: Callable[[OpContext], None]) -> Callable[[OpContext], None]:
-        for code in codes:
-            CONVERTERS[code] = Converter(fn, inputs, outputs)
-        return fn
-    return register
-
-
-# -- helpers -----------------------------------------------------------------------------------
-
-def _rank(ctx: OpContext, k: int, rank: int, what: str) -> tuple[int, ...]:
-    shape = ctx.shape(k)
-    if len(shape) != rank:
-        raise ctx.error(f"{what} must have rank {rank}, got shape {list(shape)}")
-    return shape
-
-
-def _positive(ctx: OpContext, what: str, *values: int) -> tuple[int, ...]:
-    if any(int(v) < 1 for v in values):
-        raise ctx.error(f"{what} must be at least 1, got {tuple(int(v) for v in values)}")
-    return tuple(int(v) for v in values)
-
-
-def _pads(ctx: OpContext, padding: int, in_hw, kernel_hw, strides, dilations) -> tuple[int, int, int, int]:
-    """TFLite SAME/VALID as explicit (top, left, bottom, right); SAME puts the odd pixel last."""
-    if padding == VALID:
-        return (0, 0, 0, 0)
-    if padding != SAME:
-        raise ctx.error(f"unknown padding type {padding}")
-    before, after = [], []
-    for n, k, s, d in zip(in_hw, kernel_hw, strides, dilations):
-        out = (n + s - 1) // s
-        total = max((out - 1) * s + (k - 1) * d + 1 - n, 0)
-        before.append(total // 2)
-        after.append(total - total // 2)
-    return (before[0], before[1], after[0], after[1])
-
 
 def _axis(ctx: OpContext, axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
@@ -105,14 +39,14 @@ def _weights(ctx: OpContext, k: int) -> str:
 @converts("CONV_2D", inputs=(2, 3))
 def conv_2d(ctx: OpContext) -> None:
     o = ctx.options("Conv2DOptions")
-    x = _rank(ctx, 0, 4, "the input")
-    w = _rank(ctx, 1, 4, "the filter")
+    x = check_rank(ctx, 0, 4, "the input")
+    w = check_rank(ctx, 1, 4, "the filter")
     if w[3] != x[3]:
         raise ctx.error(f"filter {list(w)} has {w[3]} input channels, the input {list(x)} has {x[3]} "
                         "(grouped convolution is not supported)")
-    strides = _positive(ctx, "strides", o["StrideH"], o["StrideW"])
-    dilations = _positive(ctx, "dilation factors", o["DilationHFactor"], o["DilationWFactor"])
-    pads = _pads(ctx, o["Padding"], x[1:3], w[1:3], strides, dilations)
+    strides = check_positive(ctx, "strides", o["StrideH"], o["StrideW"])
+    dilations = check_positive(ctx, "dilation factors", o["DilationHFactor"], o["DilationWFactor"])
+    pads = explicit_pads(ctx, o["Padding"], x[1:3], w[1:3], strides, dilations)
     attrs = dict(strides=strides, dilations=dilations, pads=pads, activation=ctx.activation(o))
     filt = ctx.tensor(1)
     if ctx.imp.b.g.values[ctx.input(0)].dtype == "float32" and filt.dtype == "int8" \
@@ -127,17 +61,17 @@ def conv_2d(ctx: OpContext) -> None:
 @converts("DEPTHWISE_CONV_2D", inputs=(2, 3))
 def depthwise_conv_2d(ctx: OpContext) -> None:
     o = ctx.options("DepthwiseConv2DOptions")
-    x = _rank(ctx, 0, 4, "the input")
-    w = _rank(ctx, 1, 4, "the filter")
+    x = check_rank(ctx, 0, 4, "the input")
+    w = check_rank(ctx, 1, 4, "the filter")
     if w[0] != 1 or x[3] == 0 or w[3] % x[3]:
         raise ctx.error(f"filter {list(w)} is not [1, KH, KW, C*M] for an input with {x[3]} channels")
     multiplier = w[3] // x[3]
     if o["DepthMultiplier"] not in (0, multiplier):
         raise ctx.error(f"depth_multiplier {o['DepthMultiplier']} disagrees with the filter "
                         f"({w[3]} channels for {x[3]} input channels)")
-    strides = _positive(ctx, "strides", o["StrideH"], o["StrideW"])
-    dilations = _positive(ctx, "dilation factors", o["DilationHFactor"], o["DilationWFactor"])
-    pads = _pads(ctx, o["Padding"], x[1:3], w[1:3], strides, dilations)
+    strides = check_positive(ctx, "strides", o["StrideH"], o["StrideW"])
+    dilations = check_positive(ctx, "dilation factors", o["DilationHFactor"], o["DilationWFactor"])
+    pads = explicit_pads(ctx, o["Padding"], x[1:3], w[1:3], strides, dilations)
     ctx.emit("DepthwiseConv2D", [ctx.input(0), _weights(ctx, 1), ctx.input(2)], strides=strides,
              dilations=dilations, pads=pads, depth_multiplier=multiplier, activation=ctx.activation(o))
 
@@ -147,7 +81,7 @@ def fully_connected(ctx: OpContext) -> None:
     o = ctx.options("FullyConnectedOptions")
     if o["WeightsFormat"] != 0:
         raise ctx.error("shuffled weights formats are not supported")
-    _rank(ctx, 1, 2, "the weights")
+    check_rank(ctx, 1, 2, "the weights")
     ctx.emit("FullyConnected", [ctx.input(0), _weights(ctx, 1), ctx.input(2)],
              activation=ctx.activation(o), keep_dims=bool(o["KeepNumDims"]))
 
@@ -165,10 +99,10 @@ def batch_matmul(ctx: OpContext) -> None:
 def _pool(kiln_op: str):
     def convert(ctx: OpContext) -> None:
         o = ctx.options("Pool2DOptions")
-        x = _rank(ctx, 0, 4, "the input")
-        kernel = _positive(ctx, "filter size", o["FilterHeight"], o["FilterWidth"])
-        strides = _positive(ctx, "strides", o["StrideH"], o["StrideW"])
-        pads = _pads(ctx, o["Padding"], x[1:3], kernel, strides, (1, 1))
+        x = check_rank(ctx, 0, 4, "the input")
+        kernel = check_positive(ctx, "filter size", o["FilterHeight"], o["FilterWidth"])
+        strides = check_positive(ctx, "strides", o["StrideH"], o["StrideW"])
+        pads = explicit_pads(ctx, o["Padding"], x[1:3], kernel, strides, (1, 1))
         ctx.emit(kiln_op, [ctx.input(0)], kernel=kernel, strides=strides, pads=pads,
                  activation=ctx.activation(o))
     return convert
@@ -376,4 +310,3 @@ def _pad_value(ctx: OpContext) -> float:
 
 
 # The other families register themselves on import (they use `converts` and the helpers above).
-from codegen.frontends.tflite import ops_elementwise, ops_reduce, ops_shape, ops_spatial  # noqa: E402,F401

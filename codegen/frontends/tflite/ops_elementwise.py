@@ -15,7 +15,7 @@ from codegen.frontends.tflite import lut
 from codegen.frontends.tflite.compose import (QUANTIZED, finish, only_types, refuse_quantized, same_quant, step,
                                               type_name)
 from codegen.frontends.tflite.importer import OpContext
-from codegen.frontends.tflite.ops import converts
+from codegen.frontends.tflite.converter import converts
 
 NEEDS_INT8_KERNEL = "needs a kernel with TFLite Micro's fixed-point arithmetic for this op"
 

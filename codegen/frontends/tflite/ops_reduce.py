@@ -11,7 +11,7 @@ from __future__ import annotations
 from codegen.frontends.tflite.compose import (axis, ints, one_int, only_types, refuse_quantized, same_quant, step,
                                               type_name)
 from codegen.frontends.tflite.importer import OpContext
-from codegen.frontends.tflite.ops import converts
+from codegen.frontends.tflite.converter import converts
 
 
 def _axes(ctx: OpContext) -> tuple[int, ...]:

@@ -13,7 +13,7 @@ import numpy as np
 from codegen.frontends.tflite import hybrid
 from codegen.frontends.tflite.compose import axis, constant, emit_output, ints, known, one_int, same_quant, step
 from codegen.frontends.tflite.importer import OpContext
-from codegen.frontends.tflite.ops import converts
+from codegen.frontends.tflite.converter import converts
 from codegen.ir.types import np_dtype
 
 _INDEX_TYPES = {"INT32": np.int32, "INT64": np.int64}

@@ -15,7 +15,7 @@ import numpy as np
 
 from codegen.frontends.tflite.compose import constant, finish, ints, only_types, refuse_quantized, same_quant, step
 from codegen.frontends.tflite.importer import OpContext
-from codegen.frontends.tflite.ops import SAME, VALID, _pads, _positive, _rank, converts
+from codegen.frontends.tflite.converter import SAME, VALID, check_positive, check_rank, converts, explicit_pads
 
 
 def _shuffle(ctx: OpContext, x: str, split: tuple[int, ...], perm: tuple[int, ...], out: tuple[int, ...]) -> None:
@@ -27,8 +27,8 @@ def _shuffle(ctx: OpContext, x: str, split: tuple[int, ...], perm: tuple[int, ..
 
 @converts("DEPTH_TO_SPACE")
 def depth_to_space(ctx: OpContext) -> None:
-    n, h, w, c = _rank(ctx, 0, 4, "the input")
-    (b,) = _positive(ctx, "block_size", ctx.options("DepthToSpaceOptions")["BlockSize"])
+    n, h, w, c = check_rank(ctx, 0, 4, "the input")
+    (b,) = check_positive(ctx, "block_size", ctx.options("DepthToSpaceOptions")["BlockSize"])
     if c % (b * b):
         raise ctx.error(f"{c} channels do not divide by block_size² = {b * b}")
     same_quant(ctx)
@@ -37,8 +37,8 @@ def depth_to_space(ctx: OpContext) -> None:
 
 @converts("SPACE_TO_DEPTH")
 def space_to_depth(ctx: OpContext) -> None:
-    n, h, w, c = _rank(ctx, 0, 4, "the input")
-    (b,) = _positive(ctx, "block_size", ctx.options("SpaceToDepthOptions")["BlockSize"])
+    n, h, w, c = check_rank(ctx, 0, 4, "the input")
+    (b,) = check_positive(ctx, "block_size", ctx.options("SpaceToDepthOptions")["BlockSize"])
     if h % b or w % b:
         raise ctx.error(f"spatial size {h}x{w} does not divide by block_size {b}")
     same_quant(ctx)
@@ -110,7 +110,7 @@ def space_to_batch_nd(ctx: OpContext) -> None:
 # -- resizing ----------------------------------------------------------------------------------------
 
 def _resize_options(ctx: OpContext, options: str) -> tuple[tuple[int, ...], int, int, bool, bool]:
-    n, h, w, c = _rank(ctx, 0, 4, "the input")
+    n, h, w, c = check_rank(ctx, 0, 4, "the input")
     size = ints(ctx, 1, "size")
     if len(size) != 2 or min(size) < 1:
         raise ctx.error(f"size {size} is not two positive values")
@@ -165,10 +165,10 @@ def transpose_conv(ctx: OpContext) -> None:
     o = ctx.options("TransposeConvOptions")
     out_shape = ints(ctx, 0, "output_shape")
     x = ctx.shape(2)
-    w = _rank(ctx, 1, 4, "the weights")
+    w = check_rank(ctx, 1, 4, "the weights")
     if len(x) != 4 or len(out_shape) != 4 or w[3] != x[3] or w[0] != out_shape[3]:
         raise ctx.error(f"weights {list(w)}, input {list(x)} and output_shape {out_shape} do not agree")
-    strides = _positive(ctx, "strides", o["StrideH"], o["StrideW"])
+    strides = check_positive(ctx, "strides", o["StrideH"], o["StrideW"])
     crops = []
     for axis in (0, 1):
         out, k, s, n = out_shape[1 + axis], w[1 + axis], strides[axis], x[1 + axis]
@@ -192,10 +192,10 @@ def l2_pool_2d(ctx: OpContext) -> None:
     """sqrt(mean of squares over the window, padding excluded): Mul, AveragePool2D, Sqrt."""
     only_types(ctx, ("FLOAT32",))
     o = ctx.options("Pool2DOptions")
-    x = _rank(ctx, 0, 4, "the input")
-    kernel = _positive(ctx, "filter size", o["FilterHeight"], o["FilterWidth"])
-    strides = _positive(ctx, "strides", o["StrideH"], o["StrideW"])
-    pads = _pads(ctx, o["Padding"], x[1:3], kernel, strides, (1, 1))
+    x = check_rank(ctx, 0, 4, "the input")
+    kernel = check_positive(ctx, "filter size", o["FilterHeight"], o["FilterWidth"])
+    strides = check_positive(ctx, "strides", o["StrideH"], o["StrideW"])
+    pads = explicit_pads(ctx, o["Padding"], x[1:3], kernel, strides, (1, 1))
     sq = step(ctx, "Mul", [ctx.input(0), ctx.input(0)], "square")
     mean = step(ctx, "AveragePool2D", [sq], "mean", kernel=kernel, strides=strides, pads=pads)
     finish(ctx, "Sqrt", [mean], ctx.activation(o))
