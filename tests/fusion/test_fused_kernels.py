@@ -98,9 +98,9 @@ def test_identical_chains_share_one_function(tmp_path):
     x = b.input("x", [1, 64])
     scale = b.input("scale", [1, 64])  # not a constant: fold_affine cannot take it into the weights
     h = x
-    for _ in range(2):  # the same chain twice, with a FullyConnected between
+    for k in range(2):  # the same chain twice, with a FullyConnected between
         h = b.node("Tanh", [b.node("Mul", [h, scale])])
-        h = b.node("Gemm", [h, b.weight("w", (64, 64), 0.1)], transB=1)
+        h = b.node("Gemm", [h, b.weight(f"w{k}", (64, 64), 0.1)], transB=1)  # unique names: a valid model
     b.nodes.append(helper.make_node("Neg", [h], ["y"], name="neg"))
     path = tmp_path / "twice.onnx"
     onnx.save(b.output("y", [1, 64]).model(), path)
