@@ -22,7 +22,9 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Node
+from codegen.kernels.spec import Prepared
 from codegen.lower.kernel import Arg
+from codegen.ops.conv2d import float_bias_arg
 
 BLOCK = 16  # output channels of a full tile: four float32x4 accumulators per row
 ROWS = 4  # rows of a full tile
@@ -58,6 +60,16 @@ def reference_weights(node: Node, ctx) -> tuple[Arg, int]:
     if value.data is None:
         return ctx.tensor(node.inputs[1]), int(np.prod(value.shape[1:]))
     return ctx.constant(node, "w", np.moveaxis(value.data, 0, -1), "float32"), 1
+
+
+def prepare_reference(params_type: type, request, ctx):
+    """The reference float Conv2D / FullyConnected call: input, `reference_weights`, the float
+    bias and output, the op's fields with the weights' stride (`params_type`'s w_oc_stride)."""
+    node = request.node
+    w_arg, stride = reference_weights(node, ctx)
+    args = (ctx.tensor(node.inputs[0]), w_arg, float_bias_arg(node, ctx, request.params["out_c"]),
+            ctx.tensor(node.outputs[0]))
+    return Prepared(params_type(**request.params, w_oc_stride=stride), args, tuple(request.headers))
 
 
 def neon_constant(node: Node, ctx, index: int, what: str) -> np.ndarray | None:

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 from codegen.kernels.inplace import allow_conv_overlap
 from codegen.kernels.linear import ConvShape, FloatClamp
-from codegen.kernels.repack_f32 import reference_weights
-from codegen.ops.conv2d import float_bias_arg
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.kernels.repack_f32 import prepare_reference
+from codegen.kernels.spec import KernelSpec, kernel_spec
 
 
 @dataclass(frozen=True)
@@ -23,11 +22,7 @@ class Conv2dF32Reference(KernelSpec):
 
     @classmethod
     def prepare(cls, request, ctx):
-        node = request.node
-        w_arg, stride = reference_weights(node, ctx)
-        args = (ctx.tensor(node.inputs[0]), w_arg, float_bias_arg(node, ctx, request.params["out_c"]),
-                ctx.tensor(node.outputs[0]))
-        return Prepared(cls.Params(**request.params, w_oc_stride=stride), args, tuple(request.headers))
+        return prepare_reference(cls.Params, request, ctx)
 
     @classmethod
     def declare(cls, call, ctx):

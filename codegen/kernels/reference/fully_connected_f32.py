@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels.linear import FloatClamp, RowsShape
-from codegen.kernels.repack_f32 import reference_weights
-from codegen.ops.conv2d import float_bias_arg
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.kernels.repack_f32 import prepare_reference
+from codegen.kernels.spec import KernelSpec, kernel_spec
 
 
 @dataclass(frozen=True)
@@ -22,8 +21,4 @@ class FullyConnectedF32Reference(KernelSpec):
 
     @classmethod
     def prepare(cls, request, ctx):
-        node = request.node
-        w_arg, stride = reference_weights(node, ctx)
-        args = (ctx.tensor(node.inputs[0]), w_arg, float_bias_arg(node, ctx, request.params["out_c"]),
-                ctx.tensor(node.outputs[0]))
-        return Prepared(cls.Params(**request.params, w_oc_stride=stride), args, tuple(request.headers))
+        return prepare_reference(cls.Params, request, ctx)
