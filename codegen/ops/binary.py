@@ -129,7 +129,7 @@ class BinaryOp(Op):
                      [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])], elementwise=True)
         elif cls.is_quantized(node, ctx.g):
             cls.lower_int8(node, ctx)
-        else:  # the wrapping integer kernels of templates/kernels/reference/_int_arith.c.j2
+        else:  # the wrapping integer kernels (the broadcast2 family)
             ctx.call(node, f"{cls.kernel_stem}_{SUFFIX[dtype]}",
                      cls.loop_params(node, ctx), [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])],
                      elementwise=True)

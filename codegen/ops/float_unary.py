@@ -1,9 +1,10 @@
 """Elementwise float32 functions of one tensor (Exp, Log, Erf, LeakyRelu, HardSwish, ...).
 
-Each op is its own module with a numpy reference; its kernel template is one line naming
-a C expression of `x` (and the op's parameters `p->alpha`, `p->beta`) for the shared loop of
-`_unary_f32.c.j2`, so that no C is copied between ops. Parameters are float attributes
-mapped onto `alpha` / `beta` by `c_params`.
+Each op is its own module with a numpy reference; its C expression of `x` (and the op's
+parameters `p->alpha`, `p->beta`) is one macro of templates/kernels/reference/_elementwise_exprs.c.j2,
+named as its kernel without `_f32`, which both the op's kernel (the `unary_f32` family) and the
+fused elementwise kernel expand. Parameters are float attributes mapped onto `alpha` / `beta`
+by `c_params`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ class FloatUnaryOp(Op):
     @classmethod
     def kernel(cls, node: Node) -> str:
         return cls.kernels[0]
+
+    @classmethod
+    def has_params(cls) -> bool:
+        """Whether the op's expression reads its parameters (alpha, beta)."""
+        return cls.c_params.__func__ is not FloatUnaryOp.c_params.__func__
 
     @classmethod
     def reference(cls, node, args, g):
