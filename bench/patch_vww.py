@@ -26,6 +26,7 @@ import numpy as np
 from bench.fusion import host_instructions
 from codegen.compiler import compile_model
 from codegen.frontends import load_model
+from codegen.memory.arena_measure import arena_measure
 from codegen.fusion.patch import choose_patch, graph_macs, patch_candidates
 from codegen.options import CompileOptions
 from codegen.passes.pipeline import run_pipeline
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         plugin = build_plugin(Path(tmp))
         for target_name in TARGETS:
             target = load_target(target_name)
-            cands = patch_candidates(g, target)
+            cands = patch_candidates(g, arena_measure(target))
             searches[target_name] = (cands, choose_patch(cands))
             base = CompileOptions(target)
             builds = [("layer by layer", base, None), ("auto (`--patch-stage`)", replace(base, patch_stage=True),
