@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
-from codegen.ops.request import KernelRequest
+from codegen.ops.request import KernelRequest, ScratchArg
 
 if TYPE_CHECKING:
     from codegen.lower.context import LowerContext
@@ -113,11 +113,45 @@ def same_params(variant: str, *kernels: str, headers: tuple[str, ...] = ()) -> N
             "__doc__": f"{variant}/{name}: the reference parameter block, computed faster."}))
 
 
-class KernelFamily(SameParams):
+class TypedSpec(KernelSpec):
+    """A kernel whose parameter block is its `Params` built from the request's semantic fields
+    (a field missing or unknown is an error, not a zero), and whose arguments are the request's
+    own, or else the node's inputs then outputs, then the scratch `scratch_bytes` gives."""
+
+    @classmethod
+    def scratch_bytes(cls, request: KernelRequest) -> int:
+        return 0
+
+    @classmethod
+    def prepare(cls, request: KernelRequest, ctx: "LowerContext") -> Prepared:
+        node = request.node
+        args = tuple(request.args) or tuple(ctx.tensor(v) for v in (*node.inputs, *node.outputs) if v)
+        scratch = cls.scratch_bytes(request)
+        if scratch:
+            args += (ScratchArg(scratch),)
+        return Prepared(cls.Params(**request.params), args, tuple(dict.fromkeys(tuple(request.headers) + cls.headers)))
+
+
+def typed_kernels(variant: str, params: type, *kernels: str, headers: tuple[str, ...] = ()) -> None:
+    """Register kernels of `variant` whose parameter block is `params` (TypedSpec)."""
+    for name in kernels:
+        kernel_spec(type(f"{variant}_{name}", (TypedSpec,), {
+            "kernel": name, "variant": variant, "Params": params, "headers": headers, "__module__": __name__,
+            "__doc__": f"{variant}/{name}: the block {params.__name__} from the request's fields."}))
+
+
+class KernelFamily(TypedSpec):
     """One template rendering several kernels (its members), each from its own variables; the
-    parameter block is the op's (a family's members have one struct layout, each its own name)."""
+    parameter block is the family's typed `Params` (one layout, each member's struct named
+    after it) or, without one, the op's fields."""
 
     members: ClassVar[Mapping[str, Mapping[str, Any]]] = {}  # kernel name -> template variables
+
+    @classmethod
+    def prepare(cls, request: KernelRequest, ctx: "LowerContext") -> Prepared:
+        if cls.Params is None:  # the op's fields and arguments
+            return super(TypedSpec, cls).prepare(request, ctx)
+        return super().prepare(request, ctx)
 
     @classmethod
     def template_vars(cls, kernel: str) -> tuple[tuple[str, Any], ...]:
@@ -125,11 +159,12 @@ class KernelFamily(SameParams):
 
 
 def kernel_family(template: str, members: Mapping[str, Mapping[str, Any]], variant: str = REFERENCE,
-                  doc: str = "") -> type[KernelFamily]:
+                  doc: str = "", params: type | None = None) -> type[KernelFamily]:
     """Register the family of kernels `members` (name -> template variables) rendered by
-    templates/kernels/<variant>/<template>.c.j2."""
+    templates/kernels/<variant>/<template>.c.j2; `params`: their typed parameter block (one
+    layout, each member's struct named after it), None for the op's fields."""
     spec = kernel_spec(type(f"{variant}_{template}", (KernelFamily,), {
-        "kernel": template, "variant": variant, "members": dict(members), "__module__": __name__,
+        "kernel": template, "variant": variant, "members": dict(members), "Params": params, "__module__": __name__,
         "__doc__": doc or f"{variant}/{template}: {len(members)} kernels from one template."}))
     for name in members:
         if _spec_of(name, variant) is not None:

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from codegen.ir.graph import Graph, Node
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind
 
@@ -62,11 +62,10 @@ class FloatUnaryOp(Op):
 
     @classmethod
     def lower(cls, node, ctx: Lowering):
-        x, out = node.inputs[0], node.outputs[0]
+        x = node.inputs[0]
         alpha, beta = cls.c_params(node)
         params = {"n": ctx.g.values[x].size, "alpha": float(alpha), "beta": float(beta)}
-        ctx.call(node, cls.kernel(node), params, [ctx.tensor(x), ctx.tensor(out)], headers=("math.h",),
-                 elementwise=True)
+        ctx.request(KernelRequest(cls.kernel(node), node, params, headers=("math.h",), elementwise=True))
 
 
 def erf(x: np.ndarray) -> np.ndarray:

@@ -10,11 +10,31 @@ expression, nothing here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from codegen.ir.types import C_SUFFIX, C_TYPES, INTEGER_DTYPES, int_bits, wrap_ctype
 from codegen.kernels.spec import kernel_family
 from codegen.ops.float_unary import FloatUnaryOp
 from codegen.ops.fused_elementwise import INT8_BINARY
 from codegen.ops.registry import all_ops
+
+
+
+@dataclass(frozen=True)
+class UnaryF32:
+    n: int  # elements
+    alpha: float  # the op's parameters (FloatUnaryOp.c_params; unused by most ops)
+    beta: float
+
+
+@dataclass(frozen=True)
+class BinaryF32:
+    dims: tuple[int, ...]  # loop extents, outermost first (coalesced, left-padded with 1)
+    a_strides: tuple[int, ...]  # element stride of input a per loop dimension, 0 = broadcast
+    b_strides: tuple[int, ...]
+    act_min: float  # fused activation clamp
+    act_max: float
+
 
 FLOAT, INTS, BOOL = ("float32",), INTEGER_DTYPES, ("bool",)
 SIGNED = tuple(d for d in INTS if d.startswith("int"))
@@ -58,8 +78,8 @@ def _int_mod(stem: str, floor: bool) -> dict:
             for d in INTS}
 
 
-kernel_family("unary_f32", _float_unary())
-kernel_family("binary_f32", {f"{op}_f32": {"stem": op} for op in INT8_BINARY})
+kernel_family("unary_f32", _float_unary(), params=UnaryF32)
+kernel_family("binary_f32", {f"{op}_f32": {"stem": op} for op in INT8_BINARY}, params=BinaryF32)
 kernel_family("binary_s8", {f"{op}_bcast_s8": {"stem": f"{op}_bcast", "qtype": qtype, "fn": f"kiln_{op}_s8"}
                             for op, qtype in INT8_BINARY.items()})
 kernel_family("broadcast2", _broadcast2())
