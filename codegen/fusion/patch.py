@@ -25,7 +25,7 @@ from typing import Callable
 
 from codegen.errors import KilnError
 from codegen.fusion.patch_geometry import RowWindow, activation_input, band_bounds, chain_rows, row_window
-from codegen.fusion.patch_views import PATCH_PREFIX, apply_band_views
+from codegen.fusion.patch_views import PATCH_PREFIX
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import Value
 from codegen.ir.verifier import verify_graph
