@@ -1,4 +1,4 @@
-"""Gelu: x * Phi(x), the Gaussian error linear unit (ONNX Gelu, TFLite GELU); float32.
+"""Gelu: x * Phi(x), the Gaussian error linear unit (ONNX Gelu; not imported from TFLite); float32.
 
 `approximate="none"`: 0.5 * x * (1 + erf(x / sqrt(2))) (kernel gelu_f32);
 `approximate="tanh"`: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) (gelu_tanh_f32).
