@@ -116,7 +116,7 @@ def render(results: dict, searches: dict, model_macs: int, samples: int) -> str:
              "the first layers of the network as row bands of the stage's output (MCUNetV2's patch-based "
              "inference): each band reads the rows of the input its receptive field covers, runs its own "
              "copy of every op of the stage on them and writes its rows of the stage's output in place "
-             "(`codegen/fusion/patch.py`; the input and output bands are views, `patch_views.py`). "
+             "(`codegen/fusion/patch.py`; the input and output bands are views, `codegen/lower/band_views.py`). "
              "Neighbouring bands overlap by the halo of the receptive field, which is computed again: "
              "the *extra MACs*.", "",
              f"Every build is compared with TFLite Micro on {samples} random inputs (same seed); the arena "

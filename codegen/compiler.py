@@ -18,7 +18,7 @@ from codegen.errors import KilnError
 from codegen.frontends import load_model
 from codegen.fusion.patch import patch_first_stage
 from codegen.memory.arena_measure import arena_measure
-from codegen.fusion.patch_views import apply_band_views
+from codegen.lower.band_views import apply_band_views
 from codegen.fusion.planner import FusionPlan, plan_fusion
 from codegen.ir.graph import Graph
 from codegen.kernels.select import planned_calls

@@ -10,7 +10,7 @@ halo of the receptive field, which is computed again: the recomputation, counted
 It is a graph transformation with the existing ops (Slice, the stage's ops, Concat along H),
 so every output element is computed by the same kernel arithmetic as before: int8 stays
 bit-exact by construction. After lowering, the Slice/Concat copies become views
-(patch_views), so the bands read and write the stage's tensors in place.
+(codegen/lower/band_views.py), so the bands read and write the stage's tensors in place.
 
 Whether it pays is measured, not assumed: every candidate (stage length x number of bands)
 is lowered for the target and placed by the arena planner (greedy, with the in-place reuse the
@@ -24,8 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from codegen.errors import KilnError
-from codegen.fusion.patch_geometry import RowWindow, activation_input, band_bounds, chain_rows, row_window
-from codegen.fusion.patch_views import PATCH_PREFIX
+from codegen.fusion.patch_geometry import PATCH_PREFIX, RowWindow, activation_input, band_bounds, chain_rows, row_window
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import Value
 from codegen.ir.verifier import verify_graph

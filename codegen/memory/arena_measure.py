@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from codegen.fusion.patch_views import apply_band_views
 from codegen.ir.graph import Graph
 from codegen.lower import lower_graph
+from codegen.lower.band_views import apply_band_views
 from codegen.memory.lifetimes import arena_aliases, arena_buffers
 from codegen.memory import plan_memory
 from codegen.targets import Target

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from codegen.fusion.patch_geometry import PATCH_PREFIX
 from codegen.ir.graph import Node
 from codegen.lower.context import LowerContext
 from codegen.lower.kernel import ConstArray
 from codegen.ops.index_map import index_map_plan
 from codegen.ops.slice import slice_picks
 
-PATCH_PREFIX = "kiln.patch."  # unlikely in a model's own node names; a clash would only share constants
 
 
 def _make_view(ctx: LowerContext, name: str, source: str, offset: int, viewed: set[str]) -> None:
