@@ -143,6 +143,8 @@ def _parser() -> argparse.ArgumentParser:
                        description="Compare generated code with the reference runtime on random inputs; "
                                    "exit 1 on mismatch.")
     _add_compile_options(p)
+    p.add_argument("more_models", type=Path, nargs="*", metavar="MODEL2",
+                   help="more models: all built as one library and run in one image from one shared arena")
     p.add_argument("--samples", type=int, default=20, help="number of random inputs (default 20)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--sanitize", action="store_true", help="build with AddressSanitizer and UBSan")
@@ -342,7 +344,7 @@ def _cmd_verify(args) -> int:
         raise KilnError("--tolerance-lsb must be at least 0")
     print(f"kiln verify: {args.model.name} on {args.target} against {reference_name(args.model)}, "
           f"{args.samples} samples", flush=True)  # first: the steps after it take a while
-    if args.variant:
+    if args.variant or args.more_models:
         from codegen.variants.commands import cmd_verify
 
         return cmd_verify(args, _options(args))
