@@ -95,6 +95,10 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
                    help="compile one more shape variant into one library (repeatable): items as --input-shape, "
                         "or --specialize for an input given as many values as it holds; one arena, shared "
                         "weights and a dispatcher (see codegen/variants/)")
+    p.add_argument("--max-shape", action="append", type=_input_shape, default=[], metavar="NAME=d0,d1,...",
+                   help="compile once for the largest extent of the one dimension the model leaves unknown in "
+                        "that input, and take the actual extent at run time (<name>_run_extent); refused where "
+                        "a smaller extent would change what is computed (see codegen/variants/bounded_axis.py)")
     p.add_argument("--opt-level", choices=list(OPT_LEVELS), metavar="{O2,Os,O3,...}",
                    help="compiler optimisation level of every build of the generated code (generated build "
                         "files, firmware of verify / run / profile) instead of the target's (-O2 on Cortex-M)")
@@ -208,7 +212,7 @@ def _cmd_build(args) -> int:
 
     if args.target is None and not args.board:
         raise KilnError("--target is required (or --board, whose target is the default)")
-    if args.variant or args.more_models:
+    if args.variant or args.more_models or args.max_shape:
         return _build_library(args)
     if args.board:
         return _build_board_project(args)
@@ -315,7 +319,7 @@ def _cmd_run(args) -> int:
     from codegen.verify.run import load_inputs, run_on_target
 
     options = _options(args)
-    if args.variant:
+    if args.variant or args.max_shape:
         from codegen.variants.commands import cmd_run
 
         return cmd_run(args, options)
@@ -344,7 +348,7 @@ def _cmd_verify(args) -> int:
         raise KilnError("--tolerance-lsb must be at least 0")
     print(f"kiln verify: {args.model.name} on {args.target} against {reference_name(args.model)}, "
           f"{args.samples} samples", flush=True)  # first: the steps after it take a while
-    if args.variant or args.more_models:
+    if args.variant or args.more_models or args.max_shape:
         from codegen.variants.commands import cmd_verify
 
         return cmd_verify(args, _options(args))
@@ -369,7 +373,7 @@ def _cmd_profile(args) -> int:
 
     if args.samples < 1:
         raise KilnError("--samples must be at least 1")
-    if args.variant:
+    if args.variant or args.max_shape:
         from codegen.variants.commands import cmd_profile
 
         return cmd_profile(args, _options(args))

@@ -72,11 +72,14 @@ def io_cname(ctx: LowerContext, name: str) -> str:
 class LibraryLinks:
     """A model compiled into a library with others (shape variants, several models: see
     codegen/variants/): the arena it uses is the library's, declared in `arena_header`, and its
-    constants are the library's symbols (`symbols`, by constant name; None: its own N_weights.c)."""
+    constants are the library's symbols (`symbols`, by constant name; None: its own N_weights.c).
+    `runtime`: constants that are RAM arrays the library sets before each run (a bounded
+    dimension's actual extent), declared in `arena_header`, neither in flash nor declared here."""
 
     arena_symbol: str
     arena_header: str
     symbols: dict[str, str] | None = None
+    runtime: dict[str, str] | None = None
 
 
 class _Resolver:
@@ -85,7 +88,7 @@ class _Resolver:
     def __init__(self, ctx: LowerContext, plan: Plan, model: str, library: LibraryLinks | None = None):
         self.ctx, self.plan, self.model = ctx, plan, model
         self.arena = library.arena_symbol if library else f"{model}_arena"
-        self.symbols = library.symbols if library and library.symbols is not None else {}
+        self.symbols = {**((library.symbols or {}) if library else {}), **((library.runtime or {}) if library else {})}
 
     def symbol(self, const: ConstArray) -> str:
         return self.symbols.get(const.name) or f"{self.model}_{const.name}"
@@ -148,6 +151,7 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
     blob_ctx, blob = build_blob(ctx, calls, name, res.symbol) if weights == "blob" else (None, None)
     local |= {"kiln_blob.h"} if blob_ctx else set()
     arena_header = {library.arena_header} if library else set()  # rendered by the library, not a runtime file
+    runtime = (library.runtime or {}) if library else {}
     kernels = sorted({c.kernel for c in calls})
     kernel_call = {c.kernel: c for c in calls}  # its template and variables (a generated kernel's)
     model = ModelCtx(
@@ -164,7 +168,7 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
                       for k in kernels),
         consts=tuple(ConstDecl(res.symbol(c), C_TYPES[c.dtype], max(c.data.size, 1),
                                tuple(c_array_values(c.data, c.dtype)) or ("0",))
-                     for c in ctx.consts),
+                     for c in ctx.consts if c.name not in runtime),
         calls=tuple(CallCtx(
             cname=call.cname, function=call.function, params_type=f"{call.function}_params",
             params=tuple(ParamInit(k, res.param(v)) for k, v in sorted(call.params.items())),

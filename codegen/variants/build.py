@@ -64,6 +64,8 @@ class LibraryCtx:
     input_count: int = 0
     output_count: int = 0
     blob: None = None  # kiln.mk's weights-blob line: libraries hold const weights
+    runtime_arrays: tuple = ()  # a bounded dimension: codegen/variants/bounded.py's RuntimeArray
+    max_extent: int = 0
 
 
 def compile_variants(model: Path, options: CompileOptions, specs: list[VariantSpec]) -> Library:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from codegen import progress
 from codegen.compiler import BuildResult
 from codegen.errors import KilnError, VerificationError
 from codegen.options import CompileOptions
+from codegen.variants.bounded import at_extent, compile_bounded, cut, default_extents, verify_bounded
 from codegen.variants.build import compile_models, compile_variants
 from codegen.variants.library import Library, member_view
 from codegen.variants.spec import parse_variants
@@ -22,16 +24,29 @@ from codegen.variants.spec import parse_variants
 def build_library(args, options: CompileOptions) -> Library:
     """The library `kiln build` writes: variants of one model, or several models."""
     models = [args.model, *getattr(args, "more_models", [])]
-    if len(models) > 1 and args.variant:
-        raise KilnError("--variant builds the shape variants of one model; give one model file")
+    _one_kind(args, len(models))
     if len(models) > 1:
         return compile_models(models, options)
+    if args.max_shape:
+        return compile_bounded(args.model, options, dict(args.max_shape)).lib
     return compile_variants(args.model, options, parse_variants(args.variant, args.model))
+
+
+def _one_kind(args, models: int) -> None:
+    """--variant, --max-shape and several models are three kinds of library: one at a time."""
+    kinds = [k for k, given in (("--variant", args.variant), ("--max-shape", args.max_shape),
+                                ("several models", models > 1)) if given]
+    if len(kinds) > 1:
+        raise KilnError(f"{kinds[0]} and {kinds[1]} do not combine: build one kind of library at a time")
 
 
 def build_summary(lib: Library) -> str:
     """One line per member and one for the library (what `kiln build` prints)."""
     lines = []
+    bounded = json.loads(lib.files[f"{lib.name}.manifest.json"]).get("bounded_dimension")
+    if bounded:
+        return (f"kiln: {lib.name}_run_extent: input '{bounded['input']}' axis {bounded['axis']} of extent 1 to "
+                f"{bounded['max_extent']}, arena {lib.arena_bytes} B (sized for the largest)")
     for m in lib.members:
         mf = m.result.manifest
         what = f" ({m.description})" if m.description else ""
@@ -74,9 +89,12 @@ def verify_library(model: Path, options: CompileOptions, variants: list[str], *,
 
 def cmd_verify(args, options: CompileOptions) -> int:
     """`kiln verify MODEL --variant ...` or `kiln verify A B ...` (the models in one image)."""
-    if args.more_models:
-        if args.variant:
-            raise KilnError("--variant verifies the shape variants of one model; give one model file")
+    _one_kind(args, 1 + len(args.more_models))
+    if args.max_shape:
+        _, results = verify_bounded(args.model, options, dict(args.max_shape), samples=args.samples, seed=args.seed,
+                                    sanitize=args.sanitize, tolerance_lsb=args.tolerance_lsb)
+        checks = [MemberCheck(f"extent {extent}", "compiled once for the largest", res) for extent, res in results]
+    elif args.more_models:
         from codegen.variants.chain import verify_models
 
         _, results = verify_models([args.model, *args.more_models], options, samples=args.samples, seed=args.seed,
@@ -94,7 +112,7 @@ def cmd_verify(args, options: CompileOptions) -> int:
     bad = [c.name for c in checks if not c.result.ok]
     if bad:
         raise VerificationError(f"{args.model}: {', '.join(bad)} differ(s) from the reference runtime")
-    print(f"kiln verify: ok ({len(checks)} {'models' if args.more_models else 'variants'})")
+    print(f"kiln verify: ok ({len(checks)} {'models' if args.more_models else 'extents' if args.max_shape else 'variants'})")
     return 0
 
 
@@ -121,12 +139,17 @@ def cmd_run(args, options: CompileOptions) -> int:
     from codegen.verify.npy_file import read_npy
     from codegen.verify.run import load_inputs, run_on_target
 
-    lib = compile_variants(args.model, options, parse_variants(args.variant, args.model))
-    view = select_member(lib, [read_npy(p) for p in args.input])
-    (outputs,) = run_on_target(view, options, [load_inputs(view, args.input)])
+    _one_kind(args, 1)
+    if args.max_shape:
+        view, sample, axes, extent = _at_extent_of_inputs(args, options)
+        (outputs,) = [cut(o, axes, extent) for o in run_on_target(view, options, [sample])]
+    else:
+        lib = compile_variants(args.model, options, parse_variants(args.variant, args.model))
+        view = select_member(lib, [read_npy(p) for p in args.input])
+        (outputs,) = run_on_target(view, options, [load_inputs(view, args.input)])
     args.output_dir.mkdir(parents=True, exist_ok=True)
     inputs = {p.resolve() for p in [args.model, *args.input]}
-    print(f"kiln: ran variant {view.name}")
+    print(f"kiln: ran {view.name}")
     for io in view.manifest["outputs"]:
         path = args.output_dir / f"{c_identifier(io['name'])}.npy"
         if path.resolve() in inputs:
@@ -136,36 +159,69 @@ def cmd_run(args, options: CompileOptions) -> int:
     return 0
 
 
+def _at_extent_of_inputs(args, options: CompileOptions):
+    """`kiln run --max-shape`: the extent is the input file's along the bounded axis; the input is
+    padded with zeros to the largest shape (the code reads only its first positions)."""
+    from codegen.verify.npy_file import read_npy
+
+    build = compile_bounded(args.model, options, dict(args.max_shape))
+    b, ios = build.bounded, build.manifest["inputs"]
+    if len(args.input) != len(ios):
+        raise KilnError(f"the model has {len(ios)} input(s); {len(args.input)} --input file(s) given")
+    sample, extent = {}, None
+    for io, path in zip(ios, args.input):
+        arr, shape = read_npy(path), list(io["shape"])
+        if io["name"] == b.input:
+            extent = arr.shape[b.axis] if arr.ndim == len(shape) else 0
+            shape[b.axis] = extent
+            if list(arr.shape) != shape or not 1 <= extent <= b.maximum:
+                raise KilnError(f"input '{io['name']}' takes shape {io['shape']} with axis {b.axis} from 1 to "
+                                f"{b.maximum}; the file has {list(arr.shape)}", where=str(path))
+            pad = [(0, b.maximum - extent if k == b.axis else 0) for k in range(arr.ndim)]
+            arr = np.pad(arr, pad)
+        sample[io["name"]] = arr.reshape(io["shape"])
+    return at_extent(build, extent), sample, b.axes, extent
+
+
 def profile_library(model: Path, options: CompileOptions, variants: list[str], *, samples: int = 1,
-                    seed: int = 0) -> list[tuple[str, str, object]]:
-    """Each variant's `Profile` (codegen/verify/profile.py), measured as it links in the library."""
+                    seed: int = 0, max_shapes: dict | None = None,
+                    extents: tuple[int, ...] = ()) -> list[tuple[str, str, object]]:
+    """Each variant's `Profile` (codegen/verify/profile.py), measured as it links in the library;
+    with `max_shapes`, the bounded build's at each extent (default: maximum, minimum, one between)."""
     from codegen.verify.profile import build_plugin, profile_generated, profile_generated_user
     from codegen.verify.samples import random_samples
 
     if options.target.runner not in ("qemu-system", "qemu-user"):
         raise KilnError(f"kiln profile counts instructions on an emulated board; target '{options.target.name}' "
                         f"has none (use a cortex-m or cortex-a target)")
-    lib = compile_variants(model, options, parse_variants(variants, model))
     profile = profile_generated_user if options.target.runner == "qemu-user" else profile_generated
     result = []
+    if max_shapes:
+        build = compile_bounded(model, options, max_shapes)
+        views = [(f"extent {e}", "compiled once for the largest", at_extent(build, e))
+                 for e in extents or default_extents(build.bounded.maximum)]
+    else:
+        lib = compile_variants(model, options, parse_variants(variants, model))
+        views = [(m.name, m.description, member_view(lib, m)) for m in lib.members]
     with tempfile.TemporaryDirectory(prefix="kiln-plugin-") as tmp:
         plugin = build_plugin(Path(tmp))
-        for m in lib.members:
-            view = member_view(lib, m)
+        for name, description, view in views:
             inputs = random_samples(view.manifest["inputs"], samples, seed)
-            with progress.step(f"variant {m.name}: counting instructions in QEMU"):
-                result.append((m.name, m.description, profile(view.files, view.name, view.manifest, options.target,
-                                                             inputs, plugin=plugin)))
+            with progress.step(f"{name}: counting instructions in QEMU"):
+                result.append((name, description, profile(view.files, view.name, view.manifest, options.target,
+                                                          inputs, plugin=plugin)))
     return result
 
 
 def cmd_profile(args, options: CompileOptions) -> int:
     from codegen.verify.profile import format_profile
 
-    profiles = profile_library(args.model, options, args.variant, samples=args.samples, seed=args.seed)
+    _one_kind(args, 1)
+    profiles = profile_library(args.model, options, args.variant, samples=args.samples, seed=args.seed,
+                               max_shapes=dict(args.max_shape))
     for name, description, prof in profiles:
-        print(format_profile(prof, f"{args.model.name} variant {name} ({description})"), end="")
-    print("kiln profile: variants (instructions from the call into the variant to its return)")
+        print(format_profile(prof, f"{args.model.name} {name} ({description})"), end="")
+    print("kiln profile: instructions from the call into the model to its return")
     for name, description, prof in profiles:
         print(f"  {name:<16} {description:<40} {min(prof.totals):>14,}")
     sys.stdout.flush()

@@ -91,21 +91,23 @@ def check_library_options(options: CompileOptions, what: str) -> None:
                         "(build them one at a time for over-the-air blobs)")
 
 
-def render_members(lib: Library, options: CompileOptions, *, share: bool) -> None:
+def render_members(lib: Library, options: CompileOptions, *, share: bool,
+                   runtime: dict[str, str] | None = None, links: tuple[str, ...] = ()) -> None:
     """Every member rendered against the library: its .c and .h, its manifest (with the library
-    files it links with) and memory report; runtime headers once."""
+    files it links with, and `links` more) and memory report; runtime headers once. `runtime`:
+    constants that are RAM arrays of the library (codegen/emit/render.py: LibraryLinks)."""
     arena_header = f"{lib.name}_arena.h"
     if share:
         lib.shared = share_constants(lib.members, lib.name)
     for m in lib.members:
-        links = LibraryLinks(f"{lib.name}_arena", arena_header,
-                             lib.shared.symbols[m.name] if lib.shared else None)
+        library = LibraryLinks(f"{lib.name}_arena", arena_header,
+                               lib.shared.symbols[m.name] if lib.shared else None, runtime)
         files = render(m.result.lowered, m.result.plan, name=m.name, model_file=m.model_file,
-                       model_sha256=m.model_sha256, weights=options.weights, library=links)
+                       model_sha256=m.model_sha256, weights=options.weights, library=library)
         for glue in ("kiln.mk", "kiln.cmake"):  # the library's own glue builds every member
             files.pop(glue)
         manifest = dict(m.result.manifest)
-        manifest["links_with"] = ([f"{lib.name}_weights.c"] if share else []) + [f"{lib.name}_arena.c"]
+        manifest["links_with"] = ([f"{lib.name}_weights.c"] if share else []) + [f"{lib.name}_arena.c", *links]
         manifest["library"] = lib.name
         if m.description:
             manifest["variant"] = m.description
