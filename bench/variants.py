@@ -176,7 +176,8 @@ def main() -> None:
                  "`python -m bench.variants` (see its docstring). Flash and RAM: the generated .c files compiled "
                  "with the target's compiler and flags and `-ffunction-sections -fdata-sections`, summed over "
                  "the object files by `arm-none-eabi-size` (flash = text + rodata + data, RAM = data + bss; "
-                 "a separate build's kernels are static functions of its own .c, so they count once per build).",
+                 "a separate build's kernels are static functions of its own .c, so they count once per build; "
+                 "so do a library's variants' kernels for now: the library shares weights and arena, not code).",
                  "", "## A sequence model, three lengths, cortex-m4", "",
                  f"`tests/variants/models.py: seq_classifier` (float32, input x [1, 8, seq]) with {flags}.", ""]
         lines += library_vs_separate(seq, "cortex-m4", SEQ_VARIANTS)

@@ -257,7 +257,7 @@ def _build_library(args) -> int:
 
     for flag, given in (("--board", args.board), ("--sign-key", args.sign_key), ("--dump-ir", args.dump_ir)):
         if given:
-            raise KilnError(f"{flag} builds one model; not with --variant or several models")
+            raise KilnError(f"{flag} builds one model; not with --variant, --max-shape or several models")
     inputs = _build_inputs(args)
     with output_lock(args.output):
         check_output_folder(args.output, inputs)
