@@ -163,3 +163,16 @@ def test_options_a_library_does_not_take(seq_model, tmp_path, capsys, extra, mes
 def test_variants_verified_on_cortex_m4(seq_model):
     checks = verify_library(seq_model, CompileOptions(load_target("cortex-m4")), SEQ, samples=2, seed=0)
     assert all(c.result.ok for c in checks)
+
+
+@pytest.mark.slow
+def test_cli_profile_counts_every_variant_on_cortex_a72(tmp_path, capsys):
+    from tests.variants.models import batch_cnn
+
+    model = tmp_path / "batchcnn.onnx"
+    onnx.save(batch_cnn(), model)
+    assert main(["profile", str(model), "--target", "cortex-a72", "--variant", "image=1,3,16,16",
+                 "--variant", "image=4,3,16,16"]) == 0
+    table = capsys.readouterr().out.split("kiln profile: instructions from the call into the model to its return")[1]
+    counts = [int(line.split()[-1].replace(",", "")) for line in table.strip().splitlines()]
+    assert len(counts) == 2 and 3 * counts[0] < counts[1] < 5 * counts[0]  # four samples: about four times one
