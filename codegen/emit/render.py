@@ -88,7 +88,7 @@ class _Resolver:
     def __init__(self, ctx: LowerContext, plan: Plan, model: str, library: LibraryLinks | None = None):
         self.ctx, self.plan, self.model = ctx, plan, model
         self.arena = library.arena_symbol if library else f"{model}_arena"
-        self.symbols = {**((library.symbols or {}) if library else {}), **((library.runtime or {}) if library else {})}
+        self.symbols = {**(library.symbols or {}), **(library.runtime or {})} if library else {}
 
     def symbol(self, const: ConstArray) -> str:
         return self.symbols.get(const.name) or f"{self.model}_{const.name}"
