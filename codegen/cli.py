@@ -91,6 +91,14 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
     p.add_argument("--no-check-model", action="store_true",
                    help="compile an ONNX model that the full ONNX checker rejects (by default its findings "
                         "stop the build); Kiln's own checks still apply")
+    p.add_argument("--variant", action="append", default=[], metavar="'NAME=d0,d1,...;NAME2=...'",
+                   help="compile one more shape variant into one library (repeatable): items as --input-shape, "
+                        "or --specialize for an input given as many values as it holds; one arena, shared "
+                        "weights and a dispatcher (see codegen/variants/)")
+    p.add_argument("--max-shape", action="append", type=_input_shape, default=[], metavar="NAME=d0,d1,...",
+                   help="compile once for the largest extent of the one dimension the model leaves unknown in "
+                        "that input, and take the actual extent at run time (<name>_run_extent); refused where "
+                        "a smaller extent would change what is computed (see codegen/variants/bounded_axis.py)")
     p.add_argument("--opt-level", choices=list(OPT_LEVELS), metavar="{O2,Os,O3,...}",
                    help="compiler optimisation level of every build of the generated code (generated build "
                         "files, firmware of verify / run / profile) instead of the target's (-O2 on Cortex-M)")
@@ -111,6 +119,9 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("build", help="compile a model into C sources", description="Compile a model into C sources.")
     _add_compile_options(p, target_required=False)
+    p.add_argument("more_models", type=Path, nargs="*", metavar="MODEL2",
+                   help="more models for the same firmware: one shared arena (the largest need), one header "
+                        "and one weights file per model")
     p.add_argument("-o", "--output", type=Path, required=True, help="output folder (replaced as a whole)")
     p.add_argument("--board", help="write a project for this board: startup code, linker script, main, Makefile "
                                    "(make, make run, make flash, make size); --target defaults to the board's "
@@ -136,6 +147,8 @@ def _parser() -> argparse.ArgumentParser:
                        description="Compare generated code with the reference runtime on random inputs; "
                                    "exit 1 on mismatch.")
     _add_compile_options(p)
+    p.add_argument("more_models", type=Path, nargs="*", metavar="MODEL2",
+                   help="more models: all built as one library and run in one image from one shared arena")
     p.add_argument("--samples", type=int, default=20, help="number of random inputs (default 20)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--sanitize", action="store_true", help="build with AddressSanitizer and UBSan")
@@ -197,10 +210,12 @@ def _cmd_build(args) -> int:
     from codegen.compiler import compile_model
     from codegen.emit.output_folder import check_output_folder, output_lock, write_output
 
+    if args.target is None and not args.board:
+        raise KilnError("--target is required (or --board, whose target is the default)")
+    if args.variant or args.more_models or args.max_shape:
+        return _build_library(args)
     if args.board:
         return _build_board_project(args)
-    if args.target is None:
-        raise KilnError("--target is required (or --board, whose target is the default)")
     inputs = _build_inputs(args)
     with output_lock(args.output):  # a second build into this folder fails at once
         check_output_folder(args.output, inputs)  # before the work: a folder Kiln must not replace
@@ -232,7 +247,25 @@ def _cmd_build(args) -> int:
 
 def _build_inputs(args) -> tuple[Path, ...]:
     """What the build reads or writes besides its output folder, which must stay out of it."""
-    return (args.model,) + ((args.dump_ir,) if args.dump_ir else ())
+    return (args.model, *getattr(args, "more_models", ())) + ((args.dump_ir,) if args.dump_ir else ())
+
+
+def _build_library(args) -> int:
+    """Shape variants of one model, or several models: one library (codegen/variants/)."""
+    from codegen.emit.output_folder import check_output_folder, output_lock, write_output
+    from codegen.variants.commands import build_library, build_summary
+
+    for flag, given in (("--board", args.board), ("--sign-key", args.sign_key), ("--dump-ir", args.dump_ir)):
+        if given:
+            raise KilnError(f"{flag} builds one model; not with --variant, --max-shape or several models")
+    inputs = _build_inputs(args)
+    with output_lock(args.output):
+        check_output_folder(args.output, inputs)
+        lib = build_library(args, _options(args))
+        _notes(write_output(lib.files, args.output, inputs))
+    print(f"kiln: wrote {len(lib.files)} files to {args.output}")
+    print(build_summary(lib))
+    return 0
 
 
 def _signed(result, args):
@@ -286,6 +319,10 @@ def _cmd_run(args) -> int:
     from codegen.verify.run import load_inputs, run_on_target
 
     options = _options(args)
+    if args.variant or args.max_shape:
+        from codegen.variants.commands import cmd_run
+
+        return cmd_run(args, options)
     build = compile_model(args.model, options)
     sample = load_inputs(build, args.input)
     (outputs,) = run_on_target(build, options, [sample])
@@ -311,6 +348,10 @@ def _cmd_verify(args) -> int:
         raise KilnError("--tolerance-lsb must be at least 0")
     print(f"kiln verify: {args.model.name} on {args.target} against {reference_name(args.model)}, "
           f"{args.samples} samples", flush=True)  # first: the steps after it take a while
+    if args.variant or args.more_models or args.max_shape:
+        from codegen.variants.commands import cmd_verify
+
+        return cmd_verify(args, _options(args))
     res = verify_model(args.model, _options(args), samples=args.samples, seed=args.seed, sanitize=args.sanitize,
                        tolerance_lsb=args.tolerance_lsb)
     for o in res.outputs:
@@ -332,6 +373,10 @@ def _cmd_profile(args) -> int:
 
     if args.samples < 1:
         raise KilnError("--samples must be at least 1")
+    if args.variant or args.max_shape:
+        from codegen.variants.commands import cmd_profile
+
+        return cmd_profile(args, _options(args))
     prof = profile_model(args.model, _options(args), samples=args.samples, seed=args.seed)
     print(format_profile(prof, args.model.name), end="")
     return 0

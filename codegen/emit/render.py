@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
@@ -68,14 +68,30 @@ def io_cname(ctx: LowerContext, name: str) -> str:
     return f"{kind}_{c_identifier(name)}"[:48] + (f"_{(ctx.g.inputs + ctx.g.outputs).index(name)}")
 
 
+@dataclass(frozen=True)
+class LibraryLinks:
+    """A model compiled into a library with others (shape variants, several models: see
+    codegen/variants/): the arena it uses is the library's, declared in `arena_header`, and its
+    constants are the library's symbols (`symbols`, by constant name; None: its own N_weights.c).
+    `runtime`: constants that are RAM arrays the library sets before each run (a bounded
+    dimension's actual extent), declared in `arena_header`, neither in flash nor declared here."""
+
+    arena_symbol: str
+    arena_header: str
+    symbols: dict[str, str] | None = None
+    runtime: dict[str, str] | None = None
+
+
 class _Resolver:
     """Turns kernel arguments into C expressions once the memory plan is known."""
 
-    def __init__(self, ctx: LowerContext, plan: Plan, model: str):
+    def __init__(self, ctx: LowerContext, plan: Plan, model: str, library: LibraryLinks | None = None):
         self.ctx, self.plan, self.model = ctx, plan, model
+        self.arena = library.arena_symbol if library else f"{model}_arena"
+        self.symbols = {**(library.symbols or {}), **(library.runtime or {})} if library else {}
 
     def symbol(self, const: ConstArray) -> str:
-        return f"{self.model}_{const.name}"
+        return self.symbols.get(const.name) or f"{self.model}_{const.name}"
 
     def param(self, value: ParamValue) -> str:
         if isinstance(value, ConstArray):
@@ -92,7 +108,7 @@ class _Resolver:
         if isinstance(arg, ConstArray):
             return self.symbol(arg)
         if isinstance(arg, ScratchArg):
-            return f"(void *)&{self.model}_arena[{self.plan.offsets[scratch_name(step, k)]}]"
+            return f"(void *)&{self.arena}[{self.plan.offsets[scratch_name(step, k)]}]"
         if isinstance(arg, LengthArg):  # the caller's length pointer, NULL when nobody reads it
             output = length_output(arg.value, self.ctx.g)
             return "NULL" if output is None else length_cname(self.ctx, output)
@@ -105,7 +121,7 @@ class _Resolver:
                 return f"({io_cname(self.ctx, root)} + {offset * v.size // v.nbytes})"
             return io_cname(self.ctx, root)
         ctype = C_TYPES[self.ctx.g.values[arg.value].dtype]
-        return f"({ctype} *)(void *)&{self.model}_arena[{self.plan.offsets[root] + offset}]"
+        return f"({ctype} *)(void *)&{self.arena}[{self.plan.offsets[root] + offset}]"
 
 
 def _runtime_closure(headers: set[str]) -> list[str]:
@@ -121,11 +137,12 @@ def _runtime_closure(headers: set[str]) -> list[str]:
 
 
 def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_sha256: str,
-           canaries=None, weights: str = "const") -> dict[str, str | bytes]:
+           canaries=None, weights: str = "const", library: LibraryLinks | None = None) -> dict[str, str | bytes]:
     """All generated files, by file name (`canaries`: a codegen.canaries.CanaryPlan for debug builds;
-    `weights`: "const" arrays in N_weights.c, or "blob": the binary N.weights.bin, see weights_blob)."""
+    `weights`: "const" arrays in N_weights.c, or "blob": the binary N.weights.bin, see weights_blob;
+    `library`: the arena and constants of a library this model is part of, see LibraryLinks)."""
     guard = c_identifier(name).upper()
-    res = _Resolver(ctx, plan, name)
+    res = _Resolver(ctx, plan, name, library)
     calls = planned_calls(ctx, plan)
     headers = {h for call in calls for h in call.headers}
     local = {h for h in headers if (RUNTIME_C / h).is_file()} | ({"kiln_canary.h"} if canaries else set())
@@ -133,22 +150,25 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
         raise ValueError(f"weights must be 'const' or 'blob', not {weights!r}")
     blob_ctx, blob = build_blob(ctx, calls, name, res.symbol) if weights == "blob" else (None, None)
     local |= {"kiln_blob.h"} if blob_ctx else set()
+    arena_header = {library.arena_header} if library else set()  # rendered by the library, not a runtime file
+    runtime = (library.runtime or {}) if library else {}
     kernels = sorted({c.kernel for c in calls})
     kernel_call = {c.kernel: c for c in calls}  # its template and variables (a generated kernel's)
     model = ModelCtx(
         name=name, guard=guard, kiln_version=__version__, model_file=model_file,
         model_sha256=model_sha256, target=ctx.target.name,
-        arena_size=max(plan.arena_size, 1), uses_arena=plan.arena_size > 0, arena_align=ctx.target.alignment,
+        arena_size=max(plan.arena_size, 1), uses_arena=plan.arena_size > 0 and library is None,
+        arena_align=ctx.target.alignment,
         inputs=_io_specs(ctx, ctx.g.inputs, "INPUT", guard),
         outputs=_io_specs(ctx, ctx.g.outputs, "OUTPUT", guard),
         system_headers=tuple(sorted(headers - local)),
-        local_headers=tuple(sorted(local)),
+        local_headers=tuple(sorted(local | arena_header)),
         kernels=tuple(KernelSource(k, _ENV.get_template(template_path(kernel_call[k].template, kernel_call[k].variant))
                                    .render(**dict(kernel_call[k].template_vars)))
                       for k in kernels),
         consts=tuple(ConstDecl(res.symbol(c), C_TYPES[c.dtype], max(c.data.size, 1),
                                tuple(c_array_values(c.data, c.dtype)) or ("0",))
-                     for c in ctx.consts),
+                     for c in ctx.consts if c.name not in runtime),
         calls=tuple(CallCtx(
             cname=call.cname, function=call.function, params_type=f"{call.function}_params",
             params=tuple(ParamInit(k, res.param(v)) for k, v in sorted(call.params.items())),
@@ -177,6 +197,8 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
     if blob_ctx is not None:  # no constant arrays in C: the binary blob instead
         del files[f"{name}_weights.c"]
         files[blob_ctx.file] = blob
+    if library is not None and library.symbols is not None:  # the library's weights file defines them
+        del files[f"{name}_weights.c"]
     for h in _runtime_closure(local):
         files[h] = (RUNTIME_C / h).read_text()
     return files
@@ -188,8 +210,14 @@ def write_files(files: dict[str, str | bytes], out_dir: Path) -> None:
 
 
 def model_sources(files: dict[str, str | bytes], name: str) -> list[str]:
-    """The generated .c files to compile: N.c, and N_weights.c unless the weights are a blob."""
-    return [src for src in (f"{name}.c", f"{name}_weights.c") if src in files]
+    """The generated .c files to compile: N.c, and N_weights.c unless the weights are a blob,
+    and the library files a variant or a model built with others links with (its manifest's
+    `links_with`: the shared arena and weights, codegen/variants/)."""
+    import json
+
+    manifest = files.get(f"{name}.manifest.json")
+    links = json.loads(manifest).get("links_with", []) if isinstance(manifest, str) else []
+    return [src for src in (f"{name}.c", f"{name}_weights.c") if src in files] + list(links)
 
 
 def write_generated(path: Path, content: str | bytes) -> None:
@@ -223,3 +251,9 @@ def render_harness(files: dict[str, str], name: str) -> str:
     blob = manifest.get("weights", {})  # --weights blob: the harness loads the blob file first
     m.blob_file, m.blob_bytes = blob.get("blob_file"), blob.get("blob_bytes")
     return _ENV.get_template("harness/host_main.c.j2").render(m=m)
+
+
+def render_template(path: str, **context) -> str:
+    """One template of templates/ rendered with Kiln's Jinja settings (for the emitters of
+    other packages, such as codegen/variants/)."""
+    return _ENV.get_template(path).render(**context)

@@ -64,13 +64,20 @@ def verify_model(model: Path, options: CompileOptions, *, samples: int = 20, see
     build = compile_model(model, options)
     inputs = random_samples(build.manifest["inputs"], samples, seed)
     got = run_on_target(build, options, inputs, sanitize=sanitize)
+    return compare_with_reference(model, build.manifest, inputs, got, tolerance_lsb)
+
+
+def compare_with_reference(model: Path, manifest: dict, inputs: list[dict[str, np.ndarray]],
+                           got: list[dict[str, np.ndarray]], tolerance_lsb: int | None = None) -> VerifyResult:
+    """The outputs the generated code gave for `inputs` against the reference runtime's."""
+    samples = len(inputs)
     with progress.step(f"running the reference ({reference_name(model)}) on {samples} samples"):
         ref = run_reference(model, inputs)
     reference = reference_name(model)
     tolerance = default_tolerance_lsb(reference) if tolerance_lsb is None else tolerance_lsb
-    lsbs = output_lsbs(model, len(build.manifest["outputs"]))
+    lsbs = output_lsbs(model, len(manifest["outputs"]))
     reports = []
-    for k, io in enumerate(build.manifest["outputs"]):
+    for k, io in enumerate(manifest["outputs"]):
         name = io["name"]
         # By position: an output that passes a graph input straight through is renamed in
         # Kiln's graph (one value cannot be both), while the reference keeps the model's name.
