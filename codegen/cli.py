@@ -83,6 +83,14 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
     p.add_argument("--weights", choices=["const", "blob"], default="const",
                    help="const: weights as const arrays in <name>_weights.c (default); blob: in the separate "
                         "binary <name>.weights.bin, checked and loaded at run time by <name>_load_weights (OTA)")
+    p.add_argument("--arena", choices=["static", "caller"], default="static",
+                   help="static: the arena is an array in <name>.c (its section and alignment: the "
+                        "KILN_ARENA_SECTION / KILN_ARENA_ALIGN macros, see <name>.h; default); caller: the "
+                        "application provides it with <name>_init(arena, size), size and alignment checked")
+    p.add_argument("--io-in-arena", action="store_true",
+                   help="plan the inputs and outputs inside the arena (TFLite Micro's way): <name>_input_k() / "
+                        "<name>_output_k() point at them, <name>_run() takes no buffers, and an input's bytes "
+                        "are reused once it is read")
     p.add_argument("--kernels", metavar="V1,V2,...",
                    help="use only these kernel variants of the target (reference is always kept), e.g. "
                         "'reference' for the portable C kernels or 'neon' for NEON without dot product")
@@ -190,7 +198,7 @@ def _options(args):
                           ram_limit=args.ram_limit, flash_limit=args.flash_limit, canaries=args.debug_canaries,
                           weights=args.weights, patch_stage=args.patch_stage or bool(args.patch_tiles),
                           patch_tiles=_patch_tiles(args.patch_tiles), optimize=args.optimize,
-                          check_model=not args.no_check_model)
+                          check_model=not args.no_check_model, arena=args.arena, io_in_arena=args.io_in_arena)
 
 
 def _cmd_build(args) -> int:

@@ -25,7 +25,7 @@ from codegen.limits import check_lowered
 from codegen.lower import lower_graph
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.memory import Alias, Buffer, Plan, plan_memory
-from codegen.memory.lifetimes import arena_aliases, arena_buffers
+from codegen.memory.lifetimes import arena_aliases, arena_buffers, io_bytes
 from codegen.memory.report import memory_markdown, memory_svg
 from codegen.ops import bounded
 from codegen.options import CompileOptions
@@ -58,8 +58,12 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
     buffers, aliases, plan, guard = _plan(lowered, options)
     files = render(lowered, plan, name=name, model_file=model_file, model_sha256=model_sha256,
                    canaries=canaries.canary_plan(buffers, plan, [c.cname for c in lowered.calls], guard)
-                   if guard else None, weights=options.weights)
+                   if guard else None, weights=options.weights, arena=options.arena,
+                   io_in_arena=options.io_in_arena)
     manifest = _manifest(lowered, plan, buffers, name, model_file, model_sha256)
+    manifest["ram"] = ram_entry(lowered, plan, options)
+    if options.arena != "static":
+        manifest["arena_placement"] = options.arena
     manifest["fusion_plan"] = fusion.manifest()
     if options.patch_stage:
         manifest["patch_stage"] = None if patched is None else patched.manifest()
@@ -94,7 +98,7 @@ def _lower(g: Graph, options: CompileOptions) -> LowerContext:
 def _plan(lowered: LowerContext, options: CompileOptions):
     """Buffer lifetimes, the in-place reuse the kernels allow, and the arena plan; a debug build
     (--debug-canaries) follows every buffer with a canary and takes no in-place reuse."""
-    buffers = arena_buffers(lowered)
+    buffers = arena_buffers(lowered, options.io_in_arena)
     aliases = arena_aliases(lowered, buffers)
     guard = canaries.canary_bytes(options.target.alignment) if options.canaries else 0
     if guard:
@@ -103,7 +107,31 @@ def _plan(lowered: LowerContext, options: CompileOptions):
     return buffers, aliases, plan, guard
 
 
+def ram_entry(lowered: LowerContext, plan: Plan, options: CompileOptions) -> dict:
+    """The model's RAM (stack aside): the arena, plus the inputs and outputs when they are the
+    caller's buffers. With --io-in-arena, also the figures of the same build with I/O outside
+    (planned with the same planner), so that the two ways can be compared."""
+    io = io_bytes(lowered)
+    entry = {"arena_bytes": plan.arena_size, "io_bytes": io, "io_in_arena": options.io_in_arena,
+             "total_bytes": plan.arena_size + (0 if options.io_in_arena else io)}
+    if options.io_in_arena:
+        buffers = arena_buffers(lowered)
+        outside = plan_memory(buffers, options.planner, options.time_limit_s, arena_aliases(lowered, buffers))
+        entry["io_outside_arena"] = {"arena_bytes": outside.arena_size, "total_bytes": outside.arena_size + io}
+    return entry
+
+
+def check_arena_options(options: CompileOptions) -> None:
+    """Combinations the arena options do not support, as one line before any work."""
+    if options.arena not in ("static", "caller"):
+        raise KilnError(f"--arena must be 'static' or 'caller', not '{options.arena}'")
+    if options.canaries and (options.arena != "static" or options.io_in_arena):
+        raise KilnError("--debug-canaries guards the static arena: build it without --arena caller "
+                        "and --io-in-arena")
+
+
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:
+    check_arena_options(options)
     with progress.step(f"importing {model.name}"):
         g = load_model(model, options.input_shapes, options.specialized, check=options.check_model)
     data = model.read_bytes()

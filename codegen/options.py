@@ -27,3 +27,5 @@ class CompileOptions:
     fusion: str = "auto"  # "auto": the cost model decides; "off": no planner fusion; "all": every legal one (benchmarks)
     check_model: bool = True  # the full ONNX checker at import (--no-check-model: off)
     weights: str = "const"  # "const": arrays in N_weights.c; "blob": N.weights.bin (codegen.emit.weights_blob)
+    arena: str = "static"  # "static": an array in N.c; "caller": the application hands it to N_init
+    io_in_arena: bool = False  # inputs and outputs planned inside the arena (N_input_k() / N_output_k())

@@ -17,9 +17,10 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
-from codegen.emit.render import length_param, model_sources, write_generated
+from codegen.emit.render import harness_layout, length_param, model_sources, write_generated
 from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES, np_dtype
+from codegen.lower.context import c_identifier
 from codegen.resources import BOARDS, TEMPLATES
 from codegen.targets import Target
 from codegen.targets.boards import Board, load_board
@@ -69,6 +70,9 @@ class HarnessCtx:
     output_file: str = OUTPUT_FILE
     samples_file: str = SAMPLES_FILE
     blob_file: str | None = None  # --weights blob: linked in and loaded before the first sample
+    guard: str = ""  # the model's macro prefix (N_ARENA_SIZE, ...)
+    caller_arena: bool = False  # --arena caller: the harness provides the arena (N_init)
+    io_in_arena: bool = False  # --io-in-arena: samples copied to N_input_k(), outputs read at N_output_k()
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,7 @@ def harness_context(manifest: dict, board: Board, count: int) -> HarnessCtx:
                          int(np.prod(shape, dtype=np.int64)), offset, entry if "length_axis" in entry else None,
                          length_param(entry["c_name"]) if "length_axis" in entry else None)
 
+    layout = harness_layout(manifest)
     inputs, offset = [], 0
     for entry in manifest["inputs"]:
         spec = io(entry, offset)
@@ -122,7 +127,9 @@ def harness_context(manifest: dict, board: Board, count: int) -> HarnessCtx:
         offset = _align(offset + spec.elements * np_dtype(spec.dtype).itemsize, SAMPLE_ALIGN)
     return HarnessCtx(name=manifest["name"], board=board.name, count=count, sample_bytes=max(offset, SAMPLE_ALIGN),
                       inputs=tuple(inputs), outputs=tuple(io(e, 0) for e in manifest["outputs"]),
-                      blob_file=manifest.get("weights", {}).get("blob_file"))
+                      blob_file=manifest.get("weights", {}).get("blob_file"),
+                      guard=c_identifier(manifest["name"]).upper(), caller_arena=layout.caller_arena,
+                      io_in_arena=layout.io_in_arena)
 
 
 def samples_blob(h: HarnessCtx, samples: list[dict[str, np.ndarray]]) -> bytes:
