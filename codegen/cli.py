@@ -215,11 +215,13 @@ def _cmd_build(args) -> int:
         result = _signed(compile_model(args.model, _options(args)), args)
         _notes(write_output(result.files, args.output, inputs))
     m = result.manifest
+    print(f"kiln: wrote {len(result.files)} files to {args.output}: {arena_summary(result)}, "
+          f"weights {m['weights_bytes']} B, {len(m['fusion_groups'])} kernel calls")
+    if result.fit is not None:  # --ram-limit: the build as asked did not fit
+        from codegen.memory.fit import format_fit
+
+        print(f"kiln: --ram-limit: {format_fit(result.fit, result.fit_baseline)}")
     p = result.plan
-    print(f"kiln: wrote {len(result.files)} files to {args.output}: arena {m['arena_bytes']} B "
-          f"(lower bound {m['arena_lower_bound_bytes']} B, {p.planner} {p.status} in {p.seconds:.2f} s), "
-          f"weights {m['weights_bytes']} B, "
-          f"{len(m['fusion_groups'])} kernel calls")
     if "patch_stage" in m:  # --patch-stage: what was patched, or that nothing paid
         ps = m["patch_stage"]
         print(f"kiln: patch stage: {ps['reason']}" if ps else "kiln: patch stage: declined, no patched stage "
@@ -236,6 +238,19 @@ def _cmd_build(args) -> int:
 
         print(format_plan(result.fusion), end="")
     return 0
+
+
+def arena_summary(result) -> str:
+    """The arena beside both bounds (without and with the in-place reuse the kernels allow: the
+    arena is never below the second), and the RAM with the inputs and outputs."""
+    m, p = result.manifest, result.plan
+    ram = m["ram"]
+    io = ("inputs and outputs inside it" if ram["io_in_arena"] else
+          f"RAM {ram['total_bytes']} B with the inputs and outputs ({ram['io_bytes']} B)")
+    proof = ("proven optimal" if p.status == "OPTIMAL" else
+             f"feasible, no arena below {m['arena_proven_bound_bytes']} B exists")
+    return (f"arena {m['arena_bytes']} B (lower bounds {m['arena_lower_bound_bytes']} B without in-place reuse, "
+            f"{m['arena_inplace_bound_bytes']} B with it; {p.planner}, {proof}, {p.seconds:.2f} s), {io}")
 
 
 def _build_inputs(args) -> tuple[Path, ...]:
