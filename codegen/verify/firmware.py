@@ -13,6 +13,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import jinja2
 import numpy as np
@@ -219,11 +220,14 @@ def _compile_object(base: list[str], src: str, work: Path) -> Path:
 
 
 def build_firmware(files: dict[str, str], name: str, target: Target, samples: list[dict[str, np.ndarray]],
-                   work: Path, *, profile: bool = False) -> Firmware:
+                   work: Path, *, profile: bool = False, cflags: tuple[str, ...] = (),
+                   link_script: Callable[[str], str] | None = None) -> Firmware:
     """Write everything into `work` and build `work/<name>.elf` for the target's board.
 
     With `profile`, kiln_profile.h is forced into the model and the harness, turning
-    KILN_PROFILE_MARK into the marker the counting plugin looks for.
+    KILN_PROFILE_MARK into the marker the counting plugin looks for. `cflags` are added to
+    every compilation (a user's -D, such as KILN_ARENA_SECTION); `link_script` edits the
+    board's linker script text (a section of the user's placed in a region).
     """
     board = board_of(target)
     if shutil.which(target.cc) is None:
@@ -236,12 +240,13 @@ def build_firmware(files: dict[str, str], name: str, target: Target, samples: li
     (work / SAMPLES_FILE).write_bytes(samples_blob(h, samples))
     (work / "harness_main.c").write_text(_ENV.get_template("harness/cortex_m_main.c.j2").render(h=h))
     (work / "kiln_samples.S").write_text(_ENV.get_template("harness/cortex_m_samples.S.j2").render(h=h))
-    (work / "link.ld").write_text(_ENV.get_template("cortex_m/link.ld.j2").render(b=board))
+    script = _ENV.get_template("cortex_m/link.ld.j2").render(b=board)
+    (work / "link.ld").write_text(link_script(script) if link_script is not None else script)
 
     cc = target.cc
     includes = ["-I", str(work), "-I", str(CORTEX_M)]
     profiling = ["-include", "kiln_profile.h"] if profile else []
-    base = [cc, *target.cflags, *SECTION_FLAGS, *includes, *profiling]
+    base = [cc, *target.cflags, *SECTION_FLAGS, *includes, *profiling, *cflags]
     model_objs = [_compile_object(base, src, work) for src in model_sources(files, name)]
     support_objs = [_compile_object(base, src, work)
                     for src in ("harness_main.c", str(CORTEX_M / "startup.c"), "kiln_samples.S")]
