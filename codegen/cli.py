@@ -217,10 +217,7 @@ def _cmd_build(args) -> int:
     m = result.manifest
     print(f"kiln: wrote {len(result.files)} files to {args.output}: {arena_summary(result)}, "
           f"weights {m['weights_bytes']} B, {len(m['fusion_groups'])} kernel calls")
-    if result.fit is not None:  # --ram-limit: the build as asked did not fit
-        from codegen.memory.fit import format_fit
-
-        print(f"kiln: --ram-limit: {format_fit(result.fit, result.fit_baseline)}")
+    _print_fit(result)
     p = result.plan
     if "patch_stage" in m:  # --patch-stage: what was patched, or that nothing paid
         ps = m["patch_stage"]
@@ -238,6 +235,14 @@ def _cmd_build(args) -> int:
 
         print(format_plan(result.fusion), end="")
     return 0
+
+
+def _print_fit(result) -> None:
+    """What --ram-limit took when the build as asked did not fit."""
+    if result.fit is not None:
+        from codegen.memory.fit import format_fit
+
+        print(f"kiln: --ram-limit: {format_fit(result.fit, result.fit_baseline)}", flush=True)
 
 
 def arena_summary(result) -> str:
@@ -351,11 +356,15 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_profile(args) -> int:
+    from codegen.compiler import compile_model
     from codegen.verify.profile import format_profile, profile_model
 
     if args.samples < 1:
         raise KilnError("--samples must be at least 1")
-    prof = profile_model(args.model, _options(args), samples=args.samples, seed=args.seed)
+    options = _options(args)
+    build = compile_model(args.model, options)
+    _print_fit(build)
+    prof = profile_model(args.model, options, samples=args.samples, seed=args.seed, build=build)
     print(format_profile(prof, args.model.name), end="")
     return 0
 
