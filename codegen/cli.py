@@ -293,7 +293,10 @@ def _build_board_project(args) -> int:
         check_output_folder(args.output, inputs)
         options = _options(args)
         check_board_target(board, options.target)  # before compiling: one line, nothing written
-        options = replace(options, target=board_target(options.target, board))
+        if options.arena != "static" or options.io_in_arena:
+            raise KilnError("a --board project's main passes its own input and output buffers to the static "
+                            "arena's <name>_run: build it without --arena caller and --io-in-arena")
+        options = replace(options, target=board_target(options.target, board), io_fixed=True)
         result = _signed(compile_model(args.model, options), args)
         files = board_build(result, board, options.target)
         _notes(write_output(files, args.output, inputs))

@@ -194,8 +194,8 @@ def ram_trials(g: Graph, optimised: Graph, options: CompileOptions):
     everything = lower(options.patch_stage, tuple(sorted({c.template for c in asked.calls})))
     stems = fit.inplace_stems(asked.calls, everything.calls)
     patch = not options.patch_stage and fused[True][1] is not None
-    configs = [c for c in fit.configs(stems, patch) if (c.io_in_arena or not options.io_in_arena)
-               and (c.patch_stage or not options.patch_stage)]
+    configs = [c for c in fit.configs(stems, patch, io=not options.io_fixed)
+               if (c.io_in_arena or not options.io_in_arena) and (c.patch_stage or not options.patch_stage)]
     planner = "linear" if options.planner == "linear" else "greedy"
 
     def trial(c: fit.Config, how: str) -> fit.Trial:

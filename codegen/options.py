@@ -31,4 +31,5 @@ class CompileOptions:
     # kernel stems computed by the reference variant whatever the target has, for their in-place
     # forms (chosen by --ram-limit's search, codegen/memory/fit.py)
     reference_kernels: tuple[str, ...] = ()
-    io_in_arena: bool = False  # inputs and outputs planned inside the arena (N_input_k() / N_output_k())
+    io_in_arena: bool = False
+    io_fixed: bool = False  # --ram-limit may not move the I/O (a --board project's main passes its own buffers)  # inputs and outputs planned inside the arena (N_input_k() / N_output_k())
