@@ -200,3 +200,22 @@ def test_ram_limit_says_what_it_took_or_the_least_it_reaches(models_dir, tmp_pat
     assert proc.returncode == 2 and not (tmp_path / "b").exists()
     (line,) = proc.stderr.strip().splitlines()
     assert "budget is 4096 B (--ram-limit); the least Kiln reaches is " in line
+
+
+def test_run_takes_the_arena_options_and_board_projects_refuse_them(tmp_path):
+    import numpy as np
+
+    model = Path(__file__).resolve().parent / "golden" / "models" / "tiny_int8.tflite"
+    m = json.loads((Path(__file__).resolve().parent / "golden" / "tiny_int8" / "tiny_int8.manifest.json").read_text())
+    x = tmp_path / "x.npy"
+    np.save(x, (np.arange(np.prod(m["inputs"][0]["shape"])) % 11 - 5).astype(np.int8).reshape(m["inputs"][0]["shape"]))
+    outs = []
+    for opts in ((), ("--io-in-arena", "--arena", "caller")):
+        out = tmp_path / f"out{len(outs)}"
+        proc = kiln("run", model, "--target", "host", "--input", x, "--output-dir", out, *opts)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(np.load(next(out.glob("*.npy"))))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    proc = kiln("build", model, "--board", "mps2-an386", "-o", tmp_path / "fw", "--io-in-arena")
+    assert proc.returncode == 2 and "a --board project's main passes its own" in proc.stderr
+    assert not (tmp_path / "fw").exists()
