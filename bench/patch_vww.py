@@ -26,6 +26,7 @@ import numpy as np
 from bench.fusion import host_instructions
 from codegen.compiler import compile_model
 from codegen.frontends import load_model
+from codegen.memory.arena_measure import arena_measure
 from codegen.fusion.patch import choose_patch, graph_macs, patch_candidates
 from codegen.options import CompileOptions
 from codegen.passes.pipeline import run_pipeline
@@ -115,7 +116,7 @@ def render(results: dict, searches: dict, model_macs: int, samples: int) -> str:
              "the first layers of the network as row bands of the stage's output (MCUNetV2's patch-based "
              "inference): each band reads the rows of the input its receptive field covers, runs its own "
              "copy of every op of the stage on them and writes its rows of the stage's output in place "
-             "(`codegen/fusion/patch.py`; the input and output bands are views, `patch_views.py`). "
+             "(`codegen/fusion/patch.py`; the input and output bands are views, `codegen/lower/band_views.py`). "
              "Neighbouring bands overlap by the halo of the receptive field, which is computed again: "
              "the *extra MACs*.", "",
              f"Every build is compared with TFLite Micro on {samples} random inputs (same seed); the arena "
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         plugin = build_plugin(Path(tmp))
         for target_name in TARGETS:
             target = load_target(target_name)
-            cands = patch_candidates(g, target)
+            cands = patch_candidates(g, arena_measure(target))
             searches[target_name] = (cands, choose_patch(cands))
             base = CompileOptions(target)
             builds = [("layer by layer", base, None), ("auto (`--patch-stage`)", replace(base, patch_stage=True),

@@ -17,7 +17,8 @@ from codegen.emit.weights_blob import blob_file, weights_manifest
 from codegen.errors import KilnError
 from codegen.frontends import load_model
 from codegen.fusion.patch import patch_first_stage
-from codegen.fusion.patch_views import apply_band_views
+from codegen.memory.arena_measure import arena_measure
+from codegen.lower.band_views import apply_band_views
 from codegen.fusion.planner import FusionPlan, plan_fusion
 from codegen.ir.graph import Graph
 from codegen.kernels.select import planned_calls
@@ -81,11 +82,12 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
 def _fuse(source: Graph, g: Graph, options: CompileOptions):
     """Fusion groups decided by the cost model (codegen/fusion/planner.py); with --patch-stage
     the first CNN stage patch by patch when that pays (the planner then does not propose it)."""
+    arena = arena_measure(options.target)  # the planned arena, by which patch candidates are measured
     fusion = plan_fusion(g, options.target, options.optimize, source=source, ram_limit=options.ram_limit,
-                         patch=not options.patch_stage, mode=options.fusion)
+                         patch=not options.patch_stage, mode=options.fusion, arena=arena)
     if not options.patch_stage:
         return fusion, fusion.graph, None
-    fused, patched = patch_first_stage(fusion.graph, options.target, options.patch_tiles)
+    fused, patched = patch_first_stage(fusion.graph, arena, options.patch_tiles)
     return fusion, fused, patched
 
 
@@ -191,7 +193,7 @@ def ram_trials(g: Graph, optimised: Graph, options: CompileOptions):
         return lowered[patch, reference]
 
     asked = lower(options.patch_stage, ())
-    everything = lower(options.patch_stage, tuple(sorted({c.template for c in asked.calls})))
+    everything = lower(options.patch_stage, tuple(sorted({fit.request_stem(c) for c in asked.calls})))
     stems = fit.inplace_stems(asked.calls, everything.calls)
     patch = not options.patch_stage and fused[True][1] is not None
     configs = [c for c in fit.configs(stems, patch, io=not options.io_fixed)

@@ -62,7 +62,7 @@ from codegen.emit.literals import c_float, c_int
 from codegen.ir.types import C_TYPES
 from codegen.lower.context import LowerContext
 from codegen.lower.kernel import ConstArray, KernelCall
-from codegen.lower.variants import kernel_template
+from codegen.kernels.select import template_path
 
 MAGIC = b"KLNB"
 FORMAT_VERSION = 2
@@ -180,13 +180,20 @@ def _describe(value) -> object:
     return "tensor"  # an arena or caller buffer: where it lives does not concern the blob
 
 
+def _kernel_id(call: KernelCall) -> str:
+    """The kernel of a call in the code's view: the template path its name stands for in its
+    variant (a generated kernel's stem, without its instance digest; a family member's own
+    name), as blob format 2 defines it."""
+    return template_path(call.kernel.partition("__")[0], call.variant)
+
+
 def model_id(ctx: LowerContext, calls: list[KernelCall], offsets: list[int], size: int) -> bytes:
     """SHA-256 of the code's view of the payload: layout, calls, their templates and parameters."""
     g = ctx.g
     view = {
         "format": FORMAT_VERSION, "align": ALIGN, "payload": size,
         "consts": [[c.name, c.dtype, int(c.data.size), off] for c, off in zip(ctx.consts, offsets)],
-        "calls": [[call.function, kernel_template(call.kernel, ctx.target.variants),
+        "calls": [[call.function, _kernel_id(call),
                    [[k, _describe(v)] for k, v in sorted(call.params.items())],
                    [_describe(a) for a in call.args]] for call in calls],
         "io": [[g.values[n].dtype, list(g.values[n].shape)] for n in g.inputs + g.outputs],

@@ -10,29 +10,29 @@ halo of the receptive field, which is computed again: the recomputation, counted
 It is a graph transformation with the existing ops (Slice, the stage's ops, Concat along H),
 so every output element is computed by the same kernel arithmetic as before: int8 stays
 bit-exact by construction. After lowering, the Slice/Concat copies become views
-(patch_views), so the bands read and write the stage's tensors in place.
+(codegen/lower/band_views.py), so the bands read and write the stage's tensors in place.
 
 Whether it pays is measured, not assumed: every candidate (stage length x number of bands)
 is lowered for the target and placed by the arena planner (greedy, with the in-place reuse the
-kernels allow), and the lowest arena wins within a budget of recomputed MACs (then the fewest
+kernels allow: the caller's measure, codegen/memory/arena_measure.py), and the lowest arena wins within a budget of recomputed MACs (then the fewest
 recomputed MACs); when no candidate lowers the arena, the proposal is declined (None).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
-from codegen.memory.lifetimes import arena_aliases, arena_buffers
 from codegen.errors import KilnError
-from codegen.fusion.patch_geometry import RowWindow, activation_input, band_bounds, chain_rows, row_window
-from codegen.fusion.patch_views import PATCH_PREFIX, apply_band_views
+from codegen.fusion.patch_geometry import PATCH_PREFIX, RowWindow, activation_input, band_bounds, chain_rows, row_window
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import Value
 from codegen.ir.verifier import verify_graph
-from codegen.lower import lower_graph
-from codegen.memory import plan_memory
 from codegen.ops.registry import get_op
-from codegen.targets import Target
+
+# The planned arena of a graph (codegen/memory/arena_measure.py): measured by the caller's
+# function, so that fusion does not reach forward into lowering and memory planning.
+ArenaMeasure = Callable[[Graph], int]
 
 TILE_CHOICES = (2, 3, 4, 6, 8, 12)
 # Recomputation allowed by default, as a share of the model's MACs: MCUNetV2 reports ~10 % for
@@ -180,14 +180,7 @@ def apply_patch_stage(graph: Graph, candidate: PatchCandidate) -> Graph:
     return g
 
 
-def planned_arena(g: Graph, target: Target) -> int:
-    """Arena bytes of `g` as a build would plan it (greedy placement, in-place reuse, band views)."""
-    ctx = apply_band_views(lower_graph(g, target))
-    buffers = arena_buffers(ctx)
-    return plan_memory(buffers, "greedy", aliases=arena_aliases(ctx, buffers)).arena_size
-
-
-def patch_candidates(graph: Graph, target: Target, tiles: tuple[int, ...] = TILE_CHOICES,
+def patch_candidates(graph: Graph, arena: ArenaMeasure, tiles: tuple[int, ...] = TILE_CHOICES,
                      max_extra_macs: int | None = None) -> list[PatchCandidate]:
     """Every stage (a prefix of the leading chain, two ops or more) split into every band count
     that fits its output height, each measured: planned arena and recomputed MACs. Candidates
@@ -197,7 +190,7 @@ def patch_candidates(graph: Graph, target: Target, tiles: tuple[int, ...] = TILE
     chain = leading_chain(graph)
     if max_extra_macs is None:
         max_extra_macs = int(MAX_EXTRA_MAC_SHARE * graph_macs(graph.nodes, graph))
-    before = planned_arena(graph, target) if len(chain) >= 2 else 0
+    before = arena(graph) if len(chain) >= 2 else 0
     known = {n.name for n in graph.nodes}
     found = []
     for end in range(2, len(chain) + 1):
@@ -214,7 +207,7 @@ def patch_candidates(graph: Graph, target: Target, tiles: tuple[int, ...] = TILE
             if extra > max_extra_macs:
                 continue
             within = True
-            after = planned_arena(patched, target)
+            after = arena(patched)
             found.append(replace(probe, peak_ram_after=after, extra_macs=extra, stage_macs=stage_macs,
                                  band_rows=tuple(band_bounds(out_rows, t)),
                                  reason=f"{len(stage)} ops in {t} bands: arena {before} -> {after} B, "
@@ -235,16 +228,16 @@ def choose_patch(candidates: list[PatchCandidate]) -> PatchCandidate | None:
                                 f"({len(fit)} lower the arena)")
 
 
-def propose_patch_stage(graph: Graph, target: Target, *, max_extra_macs: int | None = None,
+def propose_patch_stage(graph: Graph, arena: ArenaMeasure, *, max_extra_macs: int | None = None,
                         tiles: tuple[int, ...] = TILE_CHOICES) -> PatchCandidate | None:
     """The patch-based first stage that lowers the planned arena most within the recomputation
     budget (`max_extra_macs`, default MAX_EXTRA_MAC_SHARE of the model's MACs), or None."""
-    return choose_patch(patch_candidates(graph, target, tiles, max_extra_macs=max_extra_macs))
+    return choose_patch(patch_candidates(graph, arena, tiles, max_extra_macs=max_extra_macs))
 
 
-def patch_first_stage(graph: Graph, target: Target, tiles: int | None = None
+def patch_first_stage(graph: Graph, arena: ArenaMeasure, tiles: int | None = None
                       ) -> tuple[Graph, PatchCandidate | None]:
     """`graph` with its first stage patched when that lowers the arena (in `tiles` bands, or
     the best band count), and the candidate taken; (graph, None) otherwise."""
-    best = propose_patch_stage(graph, target, tiles=(tiles,) if tiles else TILE_CHOICES)
+    best = propose_patch_stage(graph, arena, tiles=(tiles,) if tiles else TILE_CHOICES)
     return (graph, None) if best is None else (apply_patch_stage(graph, best), best)

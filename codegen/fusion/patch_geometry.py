@@ -16,6 +16,10 @@ from codegen.ir.graph import Graph, Node
 from codegen.ops.conv_geometry import output_size
 from codegen.ops.registry import OpKind, get_op
 
+# Names of the nodes a patched stage adds (codegen/fusion/patch.py; codegen/lower/band_views.py
+# recognises them): unlikely in a model's own node names; a clash would only share constants.
+PATCH_PREFIX = "kiln.patch."
+
 # Ops whose output row y reads input rows [y*stride - pad_top, y*stride - pad_top + dilation*(k-1)]
 # and nothing else (transposed and hybrid convolutions do not: the first scatters, the second
 # quantizes its input with a scale taken over the whole tensor), with the weights, if any, as

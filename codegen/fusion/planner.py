@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import time
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from codegen.fusion.candidates import (ChainCandidate, chain_candidates, convex, is_simple_chain,
                                        pass_groups)
@@ -88,14 +89,16 @@ def score(objective: str, est: Estimate, code: int) -> float:
 
 def plan_fusion(g: Graph, target, objective: str = "speed", *, source: Graph | None = None,
                 ram_limit: int | None = None, time_limit_s: float = 2.0,
-                mode: str = "auto", patch: bool = True) -> FusionPlan:
+                mode: str = "auto", patch: bool = True, arena: Callable[[Graph], int] | None = None) -> FusionPlan:
     """Decide and apply the fusion groups of `g` (the optimised graph) for `target`.
 
     `source`: the imported graph, to report the groups the passes formed. `mode`: "auto" (the
     cost model decides), "off" (candidates priced and reported, none fused) or "all" (every
     legal candidate fused whatever the cost model says: benchmarks measure declined fusions so).
     `patch`: propose patch-based execution of the first stage (objective ram, or an arena above
-    `ram_limit`); off when the build patches it anyway (--patch-stage).
+    `ram_limit`); off when the build patches it anyway (--patch-stage). `arena`: the planned
+    arena of a graph (codegen/memory/arena_measure.py, given by the compiler), by which the
+    patch-based candidates are measured; without it none is proposed.
     """
     if objective not in OBJECTIVES:
         raise KilnError(f"unknown fusion objective '{objective}' (one of {', '.join(OBJECTIVES)})")
@@ -108,7 +111,7 @@ def plan_fusion(g: Graph, target, objective: str = "speed", *, source: Graph | N
     plan.graph = _horizontal(plan, params, mode)
     plan.graph = _chains(plan, params, mode, time_limit_s)
     if patch and (objective == "ram" or ram_limit is not None):
-        plan.graph = _patch(plan, target, params, ram_limit)
+        plan.graph = _patch(plan, arena, params, ram_limit)
     return plan
 
 
@@ -344,18 +347,21 @@ def _banded(works: list[Work], tiles: int, extra_macs: int) -> list[Work]:
             for w in works for band in range(max(1, tiles))]
 
 
-def _patch(plan: FusionPlan, target, params: CostParams, ram_limit: int | None) -> Graph:
+def _patch(plan: FusionPlan, arena: Callable[[Graph], int] | None, params: CostParams,
+           ram_limit: int | None) -> Graph:
     g = plan.graph
     if importlib.util.find_spec("codegen.fusion.patch") is None:
         plan.searches.append("patch-based execution: not available in this build")
         return g
+    if arena is None:
+        plan.searches.append("patch-based execution: no arena measure given")
+        return g
     from codegen.fusion import patch
 
-    arena = getattr(patch, "planned_arena", None)  # cheaper than proposing, where patch.py offers it
-    if plan.objective != "ram" and arena is not None and arena(g, target) <= ram_limit:
+    if plan.objective != "ram" and arena(g) <= ram_limit:  # cheaper than proposing
         plan.searches.append("patch-based execution: not needed, the arena fits --ram-limit")
         return g
-    cand = patch.propose_patch_stage(g, target)
+    cand = patch.propose_patch_stage(g, arena)
     if cand is None:
         plan.searches.append("patch-based execution: no stage lowers the arena")
         return g

@@ -33,6 +33,20 @@ C_TYPES.update(STORAGE_INTS)
 COMPUTE_DTYPE = {**{d: "float32" for d in STORAGE_FLOATS}, "int4": "int8", "uint4": "uint8", "int2": "int8",
                  "uint2": "uint8"}
 INTEGER_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+# The suffix of a kernel computing a dtype: add_f32, add_i8, ..., equal_b8 (bool: one byte, 0 or 1).
+C_SUFFIX = {"float32": "f32", "int8": "i8", "uint8": "u8", "int16": "i16", "uint16": "u16", "int32": "i32",
+            "uint32": "u32", "int64": "i64", "uint64": "u64", "bool": "b8"}
+
+
+def int_bits(dtype: str) -> int:
+    """Width in bits of an integer dtype."""
+    return int(np.dtype(dtype).itemsize) * 8
+
+
+def wrap_ctype(dtype: str) -> str:
+    """The unsigned C type (at least 32 bits, so no promotion to a signed int) in which
+    arithmetic on an integer dtype wraps modulo 2^bits as ONNX defines it."""
+    return C_TYPES[f"uint{max(int_bits(dtype), 32)}"]
 
 # numpy types of the dtypes numpy lacks (ml_dtypes, which onnx uses for the same tensors)
 _NUMPY_NAMES = {"bool": np.bool_, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16,

@@ -9,13 +9,15 @@ for the reference kernels, only the layout changes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 
 import numpy as np
 
 from codegen.kernels import repack
+from codegen.kernels.spec import Prepared
 from codegen.limits import check_shifts
-from codegen.lower.kernel import ConstArray
+from codegen.lower.kernel import ConstArray, ScratchArg
+from codegen.ops.conv_geometry import WINDOW_FIELDS
 from codegen.ops.request import KernelRequest
 from codegen.quant.linear import LinearInt8, fold_input_offset, graph_bias, linear_int8_params
 
@@ -25,23 +27,10 @@ NEON_HEADERS = ("kiln_neon_s8.h",)
 NEON_MLA_PAIRS, NEON_MLA, NEON_SDOT = 0, 1, 2  # the NEON kernels' `mode` (runtime_c/kiln_neon_s8.h)
 
 
-@dataclass(frozen=True)
-class Window:
-    """A sliding window over NHWC (templates/kernels/reference/_conv_geometry.c.j2)."""
-
-    batches: int
-    in_h: int
-    in_w: int
-    out_h: int
-    out_w: int
-    k_h: int
-    k_w: int
-    stride_h: int
-    stride_w: int
-    dilation_h: int
-    dilation_w: int
-    pad_top: int
-    pad_left: int
+# A sliding window over NHWC (templates/kernels/reference/_conv_geometry.c.j2): the fields of
+# codegen.ops.conv_geometry.ConvGeometry that a parameter block holds, declared there once.
+Window = make_dataclass("Window", [(name, int) for name in WINDOW_FIELDS], frozen=True)
+Window.__module__ = __name__
 
 
 @dataclass(frozen=True)
@@ -120,6 +109,19 @@ def vector_requant(request: KernelRequest, ctx, rows: np.ndarray, fc_per_tensor:
         folded, mult, shift = folded[order], mult[order], shift[order]
     table = repack.mve_requant(folded, mult, shift, repack.round_up(rows.shape[0], block))
     return p, ctx.constant(request.node, "rq", table, "int32")
+
+
+def int8_prepared(spec, request: KernelRequest, ctx, p: LinearInt8, weights_const: ConstArray, scratch_bytes: int,
+                  **fields) -> Prepared:
+    """The call of an int8 linear kernel variant: arguments (input, its packed weights, output,
+    scratch) and parameter block (the request's shape, TFLM's output stage, the input zero
+    point where the block has one, and the variant's own `fields`)."""
+    node = request.node
+    stage = output_stage(p)
+    if "input_zp" in spec.Params.__dataclass_fields__:
+        stage["input_zp"] = p.input_zp
+    args = (ctx.tensor(node.inputs[0]), weights_const, ctx.tensor(node.outputs[0]), ScratchArg(scratch_bytes))
+    return Prepared(spec.Params(**request.params, **stage, **fields), args, spec.headers)
 
 
 def depthwise_rows_path(shape: dict, vector: int = 4) -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from codegen.errors import KilnError
 from codegen.kernels.inplace import allow_elementwise_inplace
-from codegen.kernels.spec import REFERENCE, KernelSpec, lookup
+from codegen.kernels.spec import REFERENCE, KernelFamily, KernelSpec, lookup
 from codegen.lower.kernel import KernelCall, ScratchArg
 from codegen.ops.request import KernelRequest
 
@@ -45,6 +45,8 @@ def lower_request(request: KernelRequest, ctx: "LowerContext") -> KernelCall:
     """Append the call that computes `request` on ctx's target: its spec chosen, its parameter
     block and constants prepared, its in-place reuse declared."""
     spec = select(request, ctx.target.variants, ctx.reference_stems)
+    if issubclass(spec, KernelFamily):  # a member: its family's template, with its variables
+        request = replace(request, template=spec.kernel, template_vars=spec.template_vars(request.kernel))
     prepared = spec.prepare(request, ctx)
     call = ctx.append_call(request, spec.variant, prepared.param_fields(), prepared.args, prepared.headers)
     if request.elementwise:
@@ -63,8 +65,10 @@ def planned(call: KernelCall, taken: bool) -> KernelCall:
     if alternative is None:
         raise ValueError(f"{call.kernel}: in-place alternative {call.inplace_kernel} has no {call.variant} spec")
     args = list(call.args) + ([ScratchArg(call.inplace_temp)] if call.inplace_temp else [])
-    return replace(call, kernel=alternative.kernel, template=alternative.kernel,
-                   function=f"kiln_{alternative.kernel}", args=args, inplace_ok=list(call.inplace_ok))
+    family = issubclass(alternative, KernelFamily)
+    return replace(call, kernel=call.inplace_kernel, template=alternative.kernel,
+                   template_vars=alternative.template_vars(call.inplace_kernel) if family else (),
+                   function=f"kiln_{call.inplace_kernel}", args=args, inplace_ok=list(call.inplace_ok))
 
 
 def planned_calls(ctx: "LowerContext", plan) -> list[KernelCall]:
@@ -75,6 +79,15 @@ def planned_calls(ctx: "LowerContext", plan) -> list[KernelCall]:
             for call in ctx.calls]
 
 
+def kernel_template(kernel: str, variant: str) -> tuple[str, tuple]:
+    """The template of a fixed kernel (or family member) of `variant` and the variables it is
+    rendered with."""
+    spec = lookup(kernel, variant)
+    if spec is None:
+        raise FileNotFoundError(f"no kernel spec for {kernel} in variant {variant}")
+    return template_path(spec.kernel, variant), spec.template_vars(kernel) if issubclass(spec, KernelFamily) else ()
+
+
 def template_for_name(kernel: str, variants: tuple[str, ...]) -> str:
     """The template of the kernel called `kernel` on a target, for code that holds only the
     name a manifest or a weights blob records (not the call): the spec `select` takes for a
@@ -82,8 +95,9 @@ def template_for_name(kernel: str, variants: tuple[str, ...]) -> str:
     name is its template stem, `__`, an instance digest."""
     stem = kernel.split("__", 1)[0]
     for variant in variants:
-        if lookup(stem, variant) is not None:
-            return template_path(stem, variant)
+        spec = lookup(stem, variant)
+        if spec is not None:
+            return template_path(spec.kernel, variant)
     raise FileNotFoundError(f"no kernel spec for {kernel} in variants {variants}")
 
 
@@ -91,5 +105,6 @@ def variant_for_name(kernel: str, variants: tuple[str, ...]) -> str:
     return template_for_name(kernel, variants).split("/")[1]
 
 
-__all__ = ["REFERENCE", "select", "planned", "planned_calls", "lower_request", "template_path", "template_for_name",
+__all__ = ["REFERENCE", "select", "planned", "planned_calls", "lower_request", "template_path", "kernel_template",
+           "template_for_name",
            "variant_for_name"]

@@ -9,6 +9,11 @@ Families of kernels that take the reference parameter block as the op lays it ou
 reference kernels; variant kernels that only compute faster over the same fields) are
 declared with `same_params`: an explicit statement, checked by tests against the template's
 struct, instead of a template that receives whatever the reference lowering produced.
+
+A family (`kernel_family`) is one spec over one template for several kernels that differ only
+in their C types or their op's expression (add_i8 ... add_u64, abs_f32 ... tan_f32): each
+member keeps its own name (and so its C function), the template renders it from the member's
+variables, derived from the C type table of codegen/ir/types.py.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
-from codegen.ops.request import KernelRequest
+from codegen.ops.request import KernelRequest, ScratchArg
 
 if TYPE_CHECKING:
     from codegen.lower.context import LowerContext
@@ -66,6 +71,8 @@ class KernelSpec:
 
 
 _SPECS: dict[tuple[str, str], type[KernelSpec]] = {}
+# (member kernel, variant) -> the family spec that renders it
+_MEMBERS: dict[tuple[str, str], type["KernelFamily"]] = {}
 
 
 def kernel_spec(cls: type[KernelSpec]) -> type[KernelSpec]:
@@ -79,6 +86,10 @@ def kernel_spec(cls: type[KernelSpec]) -> type[KernelSpec]:
     return cls
 
 
+def _spec_of(kernel: str, variant: str) -> type[KernelSpec] | None:
+    return _SPECS.get((kernel, variant)) or _MEMBERS.get((kernel, variant))
+
+
 class SameParams(KernelSpec):
     """A kernel over the reference kernel's parameter block and arguments, laid out as the
     reference spec (or, without a typed one, the op) lays them out; no in-place reuse unless
@@ -86,7 +97,7 @@ class SameParams(KernelSpec):
 
     @classmethod
     def prepare(cls, request: KernelRequest, ctx: "LowerContext") -> Prepared:
-        reference = _SPECS.get((cls.kernel, REFERENCE))
+        reference = _spec_of(cls.kernel, REFERENCE)
         if cls.variant == REFERENCE or reference is None or reference.Params is None:
             return super().prepare(request, ctx)
         prepared = reference.prepare(request, ctx)
@@ -102,6 +113,72 @@ def same_params(variant: str, *kernels: str, headers: tuple[str, ...] = ()) -> N
             "__doc__": f"{variant}/{name}: the reference parameter block, computed faster."}))
 
 
+class TypedSpec(KernelSpec):
+    """A kernel whose parameter block is its `Params` built from the request's semantic fields
+    (a field missing or unknown is an error, not a zero), and whose arguments are the request's
+    own, or else the node's inputs then outputs, then the scratch `scratch_bytes` gives."""
+
+    @classmethod
+    def scratch_bytes(cls, request: KernelRequest) -> int:
+        return 0
+
+    @classmethod
+    def prepare(cls, request: KernelRequest, ctx: "LowerContext") -> Prepared:
+        node = request.node
+        args = tuple(request.args) or tuple(ctx.tensor(v) for v in (*node.inputs, *node.outputs) if v)
+        scratch = cls.scratch_bytes(request)
+        if scratch:
+            args += (ScratchArg(scratch),)
+        return Prepared(cls.Params(**request.params), args, tuple(dict.fromkeys(tuple(request.headers) + cls.headers)))
+
+
+def typed_kernels(variant: str, params: type, *kernels: str, headers: tuple[str, ...] = ()) -> None:
+    """Register kernels of `variant` whose parameter block is `params` (TypedSpec)."""
+    for name in kernels:
+        kernel_spec(type(f"{variant}_{name}", (TypedSpec,), {
+            "kernel": name, "variant": variant, "Params": params, "headers": headers, "__module__": __name__,
+            "__doc__": f"{variant}/{name}: the block {params.__name__} from the request's fields."}))
+
+
+class KernelFamily(TypedSpec):
+    """One template rendering several kernels (its members), each from its own variables; the
+    parameter block is the family's typed `Params` (one layout, each member's struct named
+    after it) or, without one, the op's fields."""
+
+    members: ClassVar[Mapping[str, Mapping[str, Any]]] = {}  # kernel name -> template variables
+
+    @classmethod
+    def prepare(cls, request: KernelRequest, ctx: "LowerContext") -> Prepared:
+        if cls.Params is None:  # the op's fields and arguments
+            return super(TypedSpec, cls).prepare(request, ctx)
+        return super().prepare(request, ctx)
+
+    @classmethod
+    def template_vars(cls, kernel: str) -> tuple[tuple[str, Any], ...]:
+        return tuple(sorted(cls.members[kernel].items()))
+
+
+def kernel_family(template: str, members: Mapping[str, Mapping[str, Any]], variant: str = REFERENCE,
+                  doc: str = "", params: type | None = None) -> type[KernelFamily]:
+    """Register the family of kernels `members` (name -> template variables) rendered by
+    templates/kernels/<variant>/<template>.c.j2; `params`: their typed parameter block (one
+    layout, each member's struct named after it), None for the op's fields."""
+    spec = kernel_spec(type(f"{variant}_{template}", (KernelFamily,), {
+        "kernel": template, "variant": variant, "members": dict(members), "Params": params, "__module__": __name__,
+        "__doc__": doc or f"{variant}/{template}: {len(members)} kernels from one template."}))
+    for name in members:
+        if _spec_of(name, variant) is not None:
+            raise ValueError(f"kernel {name} ({variant}) registered twice")
+        _MEMBERS[(name, variant)] = spec
+    return spec
+
+
+def families() -> Mapping[tuple[str, str], type[KernelFamily]]:
+    """Every family spec by (template, variant), the spec modules loaded."""
+    _load_all()
+    return {key: spec for key, spec in sorted(_SPECS.items()) if issubclass(spec, KernelFamily)}
+
+
 def registered() -> Mapping[tuple[str, str], type[KernelSpec]]:
     """Every spec by (kernel, variant), the spec modules loaded."""
     _load_all()
@@ -110,7 +187,7 @@ def registered() -> Mapping[tuple[str, str], type[KernelSpec]]:
 
 def lookup(kernel: str, variant: str) -> type[KernelSpec] | None:
     _load_all()
-    return _SPECS.get((kernel, variant))
+    return _spec_of(kernel, variant)
 
 
 _LOADED = False
@@ -135,9 +212,9 @@ def _load_all() -> None:
 
     for op in all_ops().values():  # the ops' kernels without a typed spec: the op lays out their block
         for kernel in op.kernels:
-            if (kernel, REFERENCE) not in _SPECS:
+            if _spec_of(kernel, REFERENCE) is None:
                 same_params(REFERENCE, kernel)
     for (kernel, variant), spec in _SPECS.items():  # a variant over the reference block: its type too
-        reference = _SPECS.get((kernel, REFERENCE))
+        reference = _spec_of(kernel, REFERENCE)
         if issubclass(spec, SameParams) and variant != REFERENCE and reference is not None:
             spec.Params = reference.Params

@@ -31,7 +31,7 @@ class LowerContext:
         self.consts: list[ConstArray] = []
         self.aliases: dict[str, str] = {}  # value -> value whose storage it shares
         # value -> byte offset of its storage inside its root's (views of H bands, set by
-        # codegen.fusion.patch_views; absent means 0, the whole root)
+        # codegen.lower.band_views; absent means 0, the whole root)
         self.view_offsets: dict[str, int] = {}
         self._const_of_value: dict[str, ConstArray] = {}
         self._cnames: dict[str, int] = {}

@@ -156,8 +156,14 @@ def inplace_stems(target_calls, reference_calls) -> list[str]:
             continue
         if (fast.inplace_kernel, fast.inplace_overlap, bool(fast.inplace_ok)) != \
                 (ref.inplace_kernel, ref.inplace_overlap, True):
-            stems.add(fast.template)
+            stems.add(request_stem(fast))
     return sorted(stems)
+
+
+def request_stem(call) -> str:
+    """The registry key the call was selected by (what `select`'s `reference` names): the kernel
+    of a fixed kernel or family member, the template stem of a kernel generated per call site."""
+    return call.template if "__" in call.kernel else call.kernel
 
 
 def format_fit(fit: Fit, baseline: Trial | None) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ir.types import INTEGER_DTYPES
 from codegen.ops.broadcast_binary import SUFFIX
 from codegen.ops.common import (apply_float_activation, broadcast_plan, broadcast_shape,
@@ -125,11 +125,10 @@ class BinaryOp(Op):
         if dtype == "float32":
             lo, hi = float_activation(node)
             params = {**cls.loop_params(node, ctx), "act_min": lo, "act_max": hi}
-            ctx.call(node, f"{cls.kernel_stem}_f32", params,
-                     [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])], elementwise=True)
+            ctx.request(KernelRequest(f"{cls.kernel_stem}_f32", node, params, elementwise=True))
         elif cls.is_quantized(node, ctx.g):
             cls.lower_int8(node, ctx)
-        else:  # the wrapping integer kernels of templates/kernels/reference/_int_arith.c.j2
+        else:  # the wrapping integer kernels (the broadcast2 family)
             ctx.call(node, f"{cls.kernel_stem}_{SUFFIX[dtype]}",
                      cls.loop_params(node, ctx), [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])],
                      elementwise=True)

@@ -1,8 +1,9 @@
 """Elementwise ops on two broadcast tensors without fused activation: float functions (Div,
 Pow, Minimum, Maximum, Mod, PRelu), comparisons (Equal, Less, ...) and logic (And, Or, Xor).
 
-Each op's template is one line naming its C expression of `a[i3 * sa]` and `b[i3 * sb]` for
-the shared loop of `_broadcast2.c.j2`, so that no C is copied between ops; one kernel per
+Each op's C expression of `a` and `b` is one macro of
+templates/kernels/reference/_elementwise_exprs.c.j2, run by the `broadcast2` kernel family
+(codegen/kernels/reference/families.py) and by fused elementwise chains; one kernel per
 input dtype, `<stem>_f32`, `_i8`, `_u8`, `_i16`, `_u16`, `_i32`, `_u32`, `_i64`, `_u64` or `_b8`. bool tensors hold one byte per element,
 0 or 1 (uint8_t in C).
 """
@@ -15,13 +16,12 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.ir.types import INTEGER_DTYPES
+from codegen.ir.types import C_SUFFIX, INTEGER_DTYPES
 from codegen.ops.request import Lowering
 from codegen.ops.common import broadcast_plan, broadcast_shape
 from codegen.ops.registry import Op, OpKind
 
-SUFFIX = {"float32": "f32", "int8": "i8", "uint8": "u8", "int16": "i16", "uint16": "u16", "int32": "i32",
-          "uint32": "u32", "int64": "i64", "uint64": "u64", "bool": "b8"}
+SUFFIX = C_SUFFIX
 INTEGERS = INTEGER_DTYPES
 
 
@@ -66,6 +66,12 @@ class BroadcastBinaryOp(Op):
     @classmethod
     def kernel(cls, node: Node, dtype: str) -> str:
         return f"{cls.kernel_stem}_{SUFFIX[dtype]}"
+
+    @classmethod
+    def float_expr(cls, node: Node) -> str | None:
+        """The name of the float32 expression (templates/kernels/reference/_elementwise_exprs.c.j2)
+        a fused elementwise chain runs for this node; None when it has none (a bool result)."""
+        return cls.kernel_stem if "float32" in cls.dtypes and cls.out_dtype is None else None
 
     @classmethod
     def reference(cls, node, args, g):

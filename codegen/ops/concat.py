@@ -13,6 +13,7 @@ from codegen.errors import KilnError
 from codegen.ir.types import np_dtype
 from codegen.ops.common import quant_of
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 def concat_axis(node, rank: int) -> int:
@@ -81,7 +82,7 @@ class Concat(Op):
         for k, name in enumerate(node.inputs):
             chunk = g.values[name].shape[axis] * inner
             if chunk > 0 and outer > 0:
-                ctx.call(node, "concat", {"outer": outer, "chunk": chunk,
-                                          "out_stride": out.shape[axis] * inner, "out_offset": offset},
-                         [ctx.tensor(name), ctx.tensor(node.outputs[0])], part=f"in{k}")
+                ctx.request(KernelRequest("concat", node, {"outer": outer, "chunk": chunk,
+                                                           "out_stride": out.shape[axis] * inner, "out_offset": offset},
+                                          (ctx.tensor(name), ctx.tensor(node.outputs[0])), part=f"in{k}"))
             offset += chunk

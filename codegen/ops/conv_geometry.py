@@ -51,6 +51,12 @@ def same_pads(in_hw: Sequence[int], kernel_hw: Sequence[int], strides: Sequence[
     return top, left, bottom, right
 
 
+# The geometry fields every window kernel's parameter block holds (codegen/kernels/linear.py
+# declares its Window from them): bottom / right pads are implied by the output size.
+WINDOW_FIELDS = ("batches", "in_h", "in_w", "out_h", "out_w", "k_h", "k_w", "stride_h", "stride_w",
+                 "dilation_h", "dilation_w", "pad_top", "pad_left")
+
+
 @dataclass(frozen=True)
 class ConvGeometry:
     """Sizes of one 2-D window op over an NHWC input (batches, in_h, in_w) with an
@@ -78,11 +84,7 @@ class ConvGeometry:
 
     def params(self) -> dict[str, Any]:
         """The geometry fields of a kernel's params struct (bottom/right pads are implied)."""
-        return {"batches": self.batches, "in_h": self.in_h, "in_w": self.in_w,
-                "out_h": self.out_h, "out_w": self.out_w, "k_h": self.k_h, "k_w": self.k_w,
-                "stride_h": self.stride_h, "stride_w": self.stride_w,
-                "dilation_h": self.dilation_h, "dilation_w": self.dilation_w,
-                "pad_top": self.pad_top, "pad_left": self.pad_left}
+        return {name: getattr(self, name) for name in WINDOW_FIELDS}
 
 
 def conv_geometry(node: Node, x_shape: Sequence[int], kernel_hw: Sequence[int],

@@ -1,7 +1,7 @@
 """Equal: a == b elementwise with broadcasting (ONNX Equal, TFLite EQUAL); bool result.
 
 Input dtypes: float32 and the integers, bool.
-The kernels are the shared loop of `_broadcast2.c.j2` with this op's C expression.
+The kernels are the `broadcast2` family with this op's macro of `_elementwise_exprs.c.j2`.
 """
 
 from __future__ import annotations

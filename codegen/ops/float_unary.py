@@ -1,9 +1,10 @@
 """Elementwise float32 functions of one tensor (Exp, Log, Erf, LeakyRelu, HardSwish, ...).
 
-Each op is its own module with a numpy reference; its kernel template is one line naming
-a C expression of `x` (and the op's parameters `p->alpha`, `p->beta`) for the shared loop of
-`_unary_f32.c.j2`, so that no C is copied between ops. Parameters are float attributes
-mapped onto `alpha` / `beta` by `c_params`.
+Each op is its own module with a numpy reference; its C expression of `x` (and the op's
+parameters `p->alpha`, `p->beta`) is one macro of templates/kernels/reference/_elementwise_exprs.c.j2,
+named as its kernel without `_f32`, which both the op's kernel (the `unary_f32` family) and the
+fused elementwise kernel expand. Parameters are float attributes mapped onto `alpha` / `beta`
+by `c_params`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from codegen.ir.graph import Graph, Node
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind
 
@@ -49,6 +50,11 @@ class FloatUnaryOp(Op):
         return cls.kernels[0]
 
     @classmethod
+    def has_params(cls) -> bool:
+        """Whether the op's expression reads its parameters (alpha, beta)."""
+        return cls.c_params.__func__ is not FloatUnaryOp.c_params.__func__
+
+    @classmethod
     def reference(cls, node, args, g):
         (x,) = args
         with np.errstate(all="ignore"):
@@ -56,11 +62,10 @@ class FloatUnaryOp(Op):
 
     @classmethod
     def lower(cls, node, ctx: Lowering):
-        x, out = node.inputs[0], node.outputs[0]
+        x = node.inputs[0]
         alpha, beta = cls.c_params(node)
         params = {"n": ctx.g.values[x].size, "alpha": float(alpha), "beta": float(beta)}
-        ctx.call(node, cls.kernel(node), params, [ctx.tensor(x), ctx.tensor(out)], headers=("math.h",),
-                 elementwise=True)
+        ctx.request(KernelRequest(cls.kernel(node), node, params, headers=("math.h",), elementwise=True))
 
 
 def erf(x: np.ndarray) -> np.ndarray:

@@ -9,7 +9,9 @@ a store and a reload per step and one call per op.
 int8 steps run the very per-element functions the unfused kernels call (kiln_add_s8,
 kiln_sub_s8, kiln_mul_s8 with TFLM's constants; a 256-entry table for unary ops), each
 step's requantization kept, so the chain is bit-exact with the unfused sequence. float32
-steps are the unfused kernels' C expressions, in the same order.
+steps expand the same macro of templates/kernels/reference/_elementwise_exprs.c.j2 as the
+unfused kernels, in the same order: every float32 elementwise op with an expression can fuse,
+and the fusion planner alone decides which do.
 
 Kernel per chain: `fused_elementwise_<f32|s8>__<digest>`, rendered from the template of the
 stem before `__` with the chain's steps; equal chains share one function.
@@ -26,14 +28,13 @@ from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import C_TYPES
 from codegen.ops.binary import BinaryOp
+from codegen.ops.broadcast_binary import BroadcastBinaryOp
 from codegen.ops.common import broadcast_plan, float_activation
 from codegen.ops.float_unary import FloatUnaryOp
 from codegen.ops.registry import Op, OpKind, get_op, register
 from codegen.ops.unary import UnaryOp
 from codegen.quant import unary_lut_int8
 
-# float32 unary kernels whose C expression the fused template knows (by kernel stem).
-FLOAT_UNARY = ("clip_f32", "sigmoid_f32", "tanh_f32", "exp_f32", "neg_f32")
 # int8 binary per-element functions and their constants' C type, by BinaryOp.kernel_stem.
 INT8_BINARY = {"add": "kiln_add_params", "sub": "kiln_add_params", "mul": "kiln_mul_params"}
 
@@ -55,11 +56,26 @@ def step_fn(node: Node, dtype: str) -> str | None:
         return op.kernel_stem if dtype in ("float32", "int8") else None
     if dtype == "int8" and issubclass(op, UnaryOp):
         return "lut"
-    if dtype == "float32" and issubclass(op, UnaryOp) and op.float_kernel in FLOAT_UNARY:
+    if dtype != "float32":
+        return None
+    if issubclass(op, UnaryOp):
         return op.float_kernel
-    if dtype == "float32" and issubclass(op, FloatUnaryOp) and op.kernel(node) in FLOAT_UNARY:
+    if issubclass(op, FloatUnaryOp):
         return op.kernel(node)
+    if issubclass(op, BroadcastBinaryOp) and op.float_expr(node) is not None:
+        return op.kernel(node, dtype)
     return None
+
+
+def step_expr(node: Node, fn: str) -> str:
+    """The macro of _elementwise_exprs.c.j2 a float32 step expands ("" for Clip: its bounds
+    are the step's clamps)."""
+    op = get_op(node.op)
+    if issubclass(op, BinaryOp):
+        return fn
+    if issubclass(op, BroadcastBinaryOp):
+        return op.float_expr(node)
+    return "" if fn == "clip_f32" else fn.removesuffix("_f32")
 
 
 def chain_input(node: Node, g: Graph) -> str:
@@ -129,6 +145,10 @@ class FusedElementwise(Op):
         stem = "fused_elementwise_f32" if dtype == "float32" else "fused_elementwise_s8"
         shape = {"ctype": C_TYPES[dtype], "operands": operand_k, "steps": tuple(tuple(sorted(s.items())) for s in steps)}
         digest = hashlib.sha256(repr(shape).encode()).hexdigest()[:10]
+        for n, step in zip(body.nodes, steps):  # derived from `fn` (in the digest): the expression to expand
+            float_step = dtype == "float32"
+            step.update(expr=step_expr(n, step["fn"]) if float_step else "",
+                        params=float_step and issubclass(get_op(n.op), FloatUnaryOp) and get_op(n.op).has_params())
         kernel = f"{stem}__{digest}"
         ctx.call(node, kernel, params, [ctx.tensor(i) for i in node.inputs] + [ctx.tensor(out)],
                  headers=("math.h",) if dtype == "float32" else ("kiln_quant.h",), template=stem,
@@ -144,6 +164,9 @@ def _step_params(n: Node, body: Graph, fn: str, dtype: str, k: int, ctx) -> tupl
         if fn == "lut":
             return {f"s{k}_table": ctx.constant(n, f"lut{k}", unary_lut_int8(op.int8_fn(n, body)), "int8")}, (False, False)
         return {f"s{k}_q.{key}": v for key, v in op.c_params(op.int8_params(n, body)).items()}, (False, False)
+    if issubclass(op, FloatUnaryOp) and op.has_params():
+        alpha, beta = op.c_params(n)
+        return {f"s{k}_alpha": float(alpha), f"s{k}_beta": float(beta)}, (False, False)
     if fn == "clip_f32":
         lo, hi = op.bounds(n)
     elif issubclass(op, BinaryOp):

@@ -1,8 +1,8 @@
-"""Gelu: x * Phi(x), the Gaussian error linear unit (ONNX Gelu, TFLite GELU); float32.
+"""Gelu: x * Phi(x), the Gaussian error linear unit (ONNX Gelu; not imported from TFLite); float32.
 
 `approximate="none"`: 0.5 * x * (1 + erf(x / sqrt(2))) (kernel gelu_f32);
 `approximate="tanh"`: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) (gelu_tanh_f32).
-Both are the shared float loop of `_unary_f32.c.j2` with one C expression.
+Both are the `unary_f32` family, each with its macro of `_elementwise_exprs.c.j2`.
 """
 
 from __future__ import annotations

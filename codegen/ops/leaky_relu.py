@@ -1,6 +1,6 @@
 """LeakyRelu: x, or alpha * x below 0 (ONNX LeakyRelu, TFLite LEAKY_RELU); float32.
 
-The kernel is the shared float loop of `_unary_f32.c.j2` with this op's C expression.
+The kernel is the `unary_f32` family with this op's macro of `_elementwise_exprs.c.j2`.
 """
 
 from __future__ import annotations

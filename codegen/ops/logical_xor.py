@@ -1,7 +1,7 @@
 """Xor: exclusive or of two bool tensors with broadcasting (ONNX Xor); bool result.
 
 Input dtypes: bool.
-The kernels are the shared loop of `_broadcast2.c.j2` with this op's C expression.
+The kernels are the `broadcast2` family with this op's macro of `_elementwise_exprs.c.j2`.
 """
 
 from __future__ import annotations

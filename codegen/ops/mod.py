@@ -27,6 +27,10 @@ class Mod(BroadcastBinaryOp):
         return f"{'fmod' if node.attrs['fmod'] else 'mod'}_{SUFFIX[dtype]}"
 
     @classmethod
+    def float_expr(cls, node):
+        return "fmod" if node.attrs["fmod"] else None  # mod_f32's floor is a helper function, not an expression
+
+    @classmethod
     def fn(cls, node, a, b):
         if a.dtype != np.float32:
             a, b = np.broadcast_arrays(a, b)

@@ -15,7 +15,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import check_activation, float_activation, quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind
 from codegen.quant import quantized_activation_range
@@ -102,7 +102,7 @@ class Pool2D(Op):
     @classmethod
     def lower(cls, node, ctx: Lowering):
         g = ctx.g
-        x, out = node.inputs[0], node.outputs[0]
+        x = node.inputs[0]
         params: dict = dict(pool_geometry(node, g.values[x].shape))
         if g.values[x].dtype == "float32":
             lo, hi = float_activation(node)
@@ -112,4 +112,4 @@ class Pool2D(Op):
             lo_q, hi_q = cls.int8_activation_range(node, g)
             params.update(act_min=lo_q, act_max=hi_q)
             kernel, headers = f"{cls.kernel_stem}_s8", cls.s8_headers
-        ctx.call(node, kernel, params, [ctx.tensor(x), ctx.tensor(out)], headers=headers)
+        ctx.request(KernelRequest(kernel, node, params, headers=headers))

@@ -1,4 +1,4 @@
-"""Pow: a raised to b with broadcasting (ONNX Pow, TFLite POW); float32, C's powf.
+"""Pow: a raised to b with broadcasting (ONNX Pow; not imported from TFLite); float32, C's powf.
 
 A negative base with a non-integer exponent gives NaN, as in numpy and onnxruntime.
 """

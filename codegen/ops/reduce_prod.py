@@ -1,4 +1,4 @@
-"""ReduceProd: the product over `axes` (ONNX ReduceProd, TFLite REDUCE_PROD); float32.
+"""ReduceProd: the product over `axes` (ONNX ReduceProd; not imported from TFLite); float32.
 
 An empty reduction gives 1.0. The kernel is the shared loops of `_reduce_f32.c.j2`.
 """

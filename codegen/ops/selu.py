@@ -1,7 +1,7 @@
 """Selu: gamma * x above 0, gamma * alpha * (exp(x) - 1) otherwise (ONNX Selu); `alpha`
 and `gamma` default to the self-normalising constants; float32.
 
-The kernel is the shared float loop of `_unary_f32.c.j2` with this op's C expression.
+The kernel is the `unary_f32` family with this op's macro of `_elementwise_exprs.c.j2`.
 """
 
 from __future__ import annotations

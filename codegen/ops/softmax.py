@@ -17,7 +17,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.ops.request import Lowering, ScratchArg
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.quant import check_softmax_output, softmax_int8, softmax_params
@@ -86,19 +86,17 @@ class Softmax(Op):
     @classmethod
     def lower(cls, node, ctx: Lowering):
         g = ctx.g
-        x, out = node.inputs[0], node.outputs[0]
+        x = node.inputs[0]
         geo = row_geometry(node, g.values[x].shape)
-        args = [ctx.tensor(x), ctx.tensor(out)]
         if g.values[x].dtype == "float32":
-            ctx.call(node, "softmax_f32", {**geo, "beta": float(node.attrs["beta"])}, args,
-                     headers=("math.h",))
+            ctx.request(KernelRequest("softmax_f32", node, {**geo, "beta": float(node.attrs["beta"])},
+                                      headers=("math.h",)))
             return
         sp = _int8_params(node, g)
         params = {**geo, "input_multiplier": sp.input_multiplier,
                   "input_left_shift": sp.input_left_shift, "diff_min": sp.diff_min}
         if geo["inner"] == 1:
             del params["inner"]
-            ctx.call(node, "softmax_s8", params, args, headers=("kiln_quant.h",))
-        else:  # a scratch row in and a scratch row out
-            ctx.call(node, "softmax_strided_s8", params, args + [ScratchArg(2 * geo["depth"])],
-                     headers=("kiln_quant.h",))
+            ctx.request(KernelRequest("softmax_s8", node, params, headers=("kiln_quant.h",)))
+        else:  # the strided kernel: a scratch row in and a scratch row out
+            ctx.request(KernelRequest("softmax_strided_s8", node, params, headers=("kiln_quant.h",)))

@@ -1,7 +1,7 @@
 """Softplus: log(1 + exp(x)) (ONNX Softplus), in the form that does not overflow:
 max(x, 0) + log1p(exp(-|x|)); float32.
 
-The kernel is the shared float loop of `_unary_f32.c.j2` with this op's C expression.
+The kernel is the `unary_f32` family with this op's macro of `_elementwise_exprs.c.j2`.
 """
 
 from __future__ import annotations

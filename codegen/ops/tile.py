@@ -1,4 +1,4 @@
-"""Tile: repeat the tensor `repeats[i]` times along each axis (ONNX Tile, TFLite TILE).
+"""Tile: repeat the tensor `repeats[i]` times along each axis (ONNX Tile; not imported from TFLite).
 
 Any dtype; lowered to the shared `index_map` kernel.
 """

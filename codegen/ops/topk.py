@@ -1,5 +1,5 @@
 """TopK: the k largest (or smallest) elements along `axis`, in order, and their int64 indices
-(ONNX TopK, TFLite TOPK_V2); float32 and integer values (not quantized int8).
+(ONNX TopK; not imported from TFLite); float32 and integer values (not quantized int8).
 
 Equal values keep the lower index first (ONNX's rule). The kernel selects one element at a
 time (k passes over the axis, marking taken positions in a scratch byte per element), fine

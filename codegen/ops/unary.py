@@ -90,7 +90,7 @@ class UnaryOp(Op):
 
 class FloatPredicateOp(Op):
     """A float32 -> bool test of each element (IsNaN, IsInf). Both kernels come from one
-    template loop (templates/kernels/reference/_float_test.c.j2) whose parameters carry IsInf's
+    template (the float_test family, templates/kernels/reference/float_test.c.j2) whose parameters carry IsInf's
     two sign switches; IsNaN passes them set and its test ignores them."""
 
     kind = OpKind.ELEMENTWISE

@@ -15,8 +15,9 @@ from dataclasses import fields
 import pytest
 
 from codegen.emit.render import _ENV
-from codegen.kernels.select import template_path
-from codegen.kernels.spec import REFERENCE, SameParams, registered
+from codegen.kernels.select import kernel_template
+from codegen.kernels.spec import REFERENCE, SameParams, families, lookup, registered
+from codegen.ops.registry import all_ops
 from codegen.resources import TEMPLATES
 
 ROOT = TEMPLATES.parent
@@ -36,14 +37,20 @@ def _templates() -> set[tuple[str, str]]:
             if not p.name.startswith("_")}  # "_name": a macro file the kernels include
 
 
+def render(kernel: str, variant: str) -> str:
+    """The C source of a kernel (a family member: its family's template with its variables)."""
+    template, variables = kernel_template(kernel, variant)
+    return _ENV.get_template(template).render(**dict(variables))
+
+
 def struct_fields(kernel: str, variant: str) -> list[str]:
     """The field names of kiln_<kernel>_params in the rendered template."""
-    text = _ENV.get_template(template_path(kernel, variant)).render()
+    text = render(kernel, variant)
     match = re.search(r"typedef struct \{(.*?)\}\s*kiln_" + kernel + r"_params;", text, re.S)
     assert match, f"{variant}/{kernel}: no kiln_{kernel}_params struct"
     body = re.sub(r"/\*.*?\*/", "", match.group(1), flags=re.S)
-    return [re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", decl).group(1)
-            for decl in body.split(";") if decl.strip()]
+    declarators = [d for decl in body.split(";") if decl.strip() for d in decl.split(",")]  # int32_t a, b;
+    return [re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", d).group(1) for d in declarators]
 
 
 def test_every_template_has_a_spec_and_every_spec_a_template():
@@ -64,12 +71,14 @@ def test_a_template_without_a_spec_is_never_selected():
     assert select(request, ("neon", REFERENCE)).variant == REFERENCE
 
 
-TYPED = sorted(key for key, spec in SPECS.items() if spec.Params is not None)
+TYPED = sorted(key for key, spec in SPECS.items() if spec.Params is not None and key not in families())
+TYPED += sorted((member, variant) for (_, variant), spec in families().items() if spec.Params is not None
+                for member in spec.members)  # a typed family: every member's struct
 
 
 @pytest.mark.parametrize("kernel,variant", TYPED)
 def test_typed_parameter_block_matches_the_c_struct(kernel, variant):
-    spec = SPECS[(kernel, variant)]
+    spec = lookup(kernel, variant)
     assert sorted(f.name for f in fields(spec.Params)) == sorted(struct_fields(kernel, variant))
 
 
@@ -84,7 +93,26 @@ def test_variant_over_the_reference_block_reads_the_same_struct(kernel, variant)
 
 @pytest.mark.parametrize("kernel,variant", sorted(key for key in SPECS if key[1] != REFERENCE))
 def test_every_variant_kernel_has_a_bit_exact_test(kernel, variant):
-    assert (kernel, REFERENCE) in SPECS, f"{variant}/{kernel} has no reference kernel to be tested against"
+    assert lookup(kernel, REFERENCE) is not None, f"{variant}/{kernel} has no reference kernel to be tested against"
     tests = VARIANT_TESTS.get(variant)
     assert tests, f"variant {variant} has no bit-exact test module listed here"
     assert any(kernel in (ROOT / t).read_text() for t in tests), f"{variant}/{kernel}: not in {tests}"
+
+
+FAMILIES = families()
+MEMBERS = sorted((member, variant) for (_, variant), spec in FAMILIES.items() for member in spec.members)
+OP_KERNELS = {kernel for op in all_ops().values() for kernel in op.kernels}
+
+
+def test_families_cover_the_per_dtype_kernels():
+    """The families render the kernels that were one stub template per dtype (209 of them)."""
+    assert len(MEMBERS) >= 200
+    assert {family for family, _ in FAMILIES} >= {"unary_f32", "broadcast2", "int_div", "int_mod", "bitwise"}
+
+
+@pytest.mark.parametrize("kernel,variant", MEMBERS)
+def test_every_family_member_renders_its_own_kernel(kernel, variant):
+    text = render(kernel, variant)
+    assert re.search(r"static void kiln_" + kernel + r"\(const kiln_" + kernel + r"_params \*p", text), kernel
+    assert struct_fields(kernel, variant)
+    assert kernel in OP_KERNELS, f"family member {kernel} is no op's kernel"

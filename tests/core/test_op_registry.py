@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from codegen.kernels.select import kernel_template
 from codegen.kernels.spec import REFERENCE, lookup
 from codegen.ops.registry import Op, OpKind, all_ops
 from codegen.resources import TEMPLATES
@@ -22,7 +23,8 @@ def test_op_is_complete(name):
     assert op.lower.__func__ is not Op.lower.__func__, f"{name} has no lowering"
     assert op.kernels, f"{name} names no kernel template"
     for kernel in op.kernels:
-        assert (TEMPLATES / "kernels" / "reference" / f"{kernel}.c.j2").is_file(), f"{name}: no template {kernel}"
         assert lookup(kernel, REFERENCE) is not None, f"{name}: no reference kernel spec for {kernel}"
+        template, _ = kernel_template(kernel, REFERENCE)  # its own, or its family's
+        assert (TEMPLATES / template).is_file(), f"{name}: no template {template} for {kernel}"
     module = op.__module__.rsplit(".", 1)[-1]
     assert (TESTS / f"test_{module}.py").is_file(), f"{name}: no tests/ops/test_{module}.py"

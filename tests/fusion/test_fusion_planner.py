@@ -232,10 +232,9 @@ def test_patch_stage_is_proposed_for_ram(monkeypatch, objective, ram_limit, take
     g = _chain_graph()
     proposal = SimpleNamespace(nodes=("mul", "tanh"), tiles=2, peak_ram_before=4096, peak_ram_after=1024, extra_macs=64)
     applied = []
-    monkeypatch.setattr(patch, "propose_patch_stage", lambda graph, target: proposal)
-    monkeypatch.setattr(patch, "planned_arena", lambda graph, target: 4096)
+    monkeypatch.setattr(patch, "propose_patch_stage", lambda graph, arena: proposal)
     monkeypatch.setattr(patch, "apply_patch_stage", lambda graph, cand: applied.append(cand) or graph)
-    plan = plan_fusion(g, HOST, objective, ram_limit=ram_limit, mode="off")
+    plan = plan_fusion(g, HOST, objective, ram_limit=ram_limit, mode="off", arena=lambda graph: 4096)
     decisions = [d for d in plan.decisions if d.kind == "patch"]
     if taken is None:
         assert not decisions and not applied

@@ -12,6 +12,7 @@ from tflite_models import const as tflite_const
 
 from codegen.cli import _options, _parser
 from codegen.errors import KilnError
+from codegen.memory.arena_measure import arena_measure
 from codegen.fusion.patch import (PatchCandidate, apply_patch_stage, graph_macs, leading_chain,
                                   patch_candidates, propose_patch_stage)
 from codegen.fusion.patch_geometry import RowSpan, RowWindow, band_bounds, chain_rows, input_rows
@@ -22,6 +23,7 @@ from codegen.verify.host import run_generated
 from codegen.verify.samples import random_samples
 
 HOST = load_target("host")
+ARENA = arena_measure(HOST)
 
 # (kernel, stride, dilation, pad_top, pad_bottom, in_size, out_size), output rows -> input span
 ROWS = [
@@ -181,7 +183,7 @@ def test_patched_c_is_bit_exact_and_uses_views(canaries):
 
 def test_patch_lowers_the_arena_and_the_build_takes_it():
     g = run_pipeline(_int8_stage_model(h=32, w=32))
-    best = propose_patch_stage(g, HOST)
+    best = propose_patch_stage(g, ARENA)
     assert best is not None and best.peak_ram_after < best.peak_ram_before
     assert best.extra_macs > 0 and best.tiles >= 2 and "bands" in best.reason
     plain, patched = build_graph(g), build_graph(g, patch_stage=True)
@@ -196,7 +198,7 @@ def test_patch_lowers_the_arena_and_the_build_takes_it():
 def test_extra_macs_count_the_halo():
     g = _int8_stage_model()
     chain = leading_chain(g)
-    cands = {(len(c.nodes), c.tiles): c for c in patch_candidates(g, HOST, tiles=(2, 5), max_extra_macs=10 ** 9)}
+    cands = {(len(c.nodes), c.tiles): c for c in patch_candidates(g, ARENA, tiles=(2, 5), max_extra_macs=10 ** 9)}
     # Two ops in two bands of the 10x6 depthwise output: the depthwise rows are computed once,
     # but its 3-row window makes band 0 (rows 0..4) read conv rows 0..5 and band 1 (rows 5..9)
     # conv rows 4..9: two conv rows (6 pixels x 16 channels x 27 taps each) computed twice.
@@ -220,9 +222,9 @@ def _growing_model():
 
 def test_declines_when_nothing_is_gained():
     g = run_pipeline(_growing_model())
-    cands = patch_candidates(g, HOST)
+    cands = patch_candidates(g, ARENA)
     assert cands and all(c.peak_ram_after >= c.peak_ram_before for c in cands)
-    assert propose_patch_stage(g, HOST) is None
+    assert propose_patch_stage(g, ARENA) is None
     declined = build_graph(g, patch_stage=True)
     assert declined.files["t.c"] == build_graph(g).files["t.c"] and declined.manifest["patch_stage"] is None
 
@@ -231,12 +233,12 @@ def test_declines_without_a_spatial_chain():
     b = GraphBuilder("mlp")
     x = b.input("x", "float32", (1, 16))
     y = b.node("FullyConnected", [x, b.const("w", np.ones((4, 16), np.float32))])
-    assert propose_patch_stage(b.output(y).build(), HOST) is None
+    assert propose_patch_stage(b.output(y).build(), ARENA) is None
 
 
 def test_declines_over_the_recomputation_budget():
     g = run_pipeline(_int8_stage_model(h=32, w=32))
-    assert propose_patch_stage(g, HOST, max_extra_macs=0) is None
+    assert propose_patch_stage(g, ARENA, max_extra_macs=0) is None
 
 
 def _onnx_cnn(tmp_path):
@@ -299,7 +301,7 @@ def test_cli_patch_tiles():
 
 def test_patch_tiles_fixes_the_band_count():
     g = run_pipeline(_int8_stage_model(h=32, w=32))
-    best = propose_patch_stage(g, HOST, tiles=(2,))
+    best = propose_patch_stage(g, ARENA, tiles=(2,))
     assert best is not None and best.tiles == 2
     res = build_graph(g, patch_stage=True, patch_tiles=2)
     assert res.manifest["arena_bytes"] <= best.peak_ram_after

@@ -8,7 +8,7 @@ import pytest
 from codegen.budget import need_of
 from codegen.compiler import fit_ram
 from codegen.errors import KilnError
-from codegen.memory.fit import Config, Trial, choose, configs, format_fit, inplace_stems
+from codegen.memory.fit import Config, Trial, choose, configs, format_fit, inplace_stems, request_stem
 from codegen.options import CompileOptions
 from codegen.targets import load_target
 from helpers import build_graph
@@ -59,7 +59,7 @@ def test_a_faster_trial_is_refined_before_a_slower_one_is_taken():
 def test_only_stems_whose_reference_variant_reuses_differently_are_candidates():
     g = mobilenet_style("int8", hw=16)
     fast = build_graph(g, target="cortex-m4").lowered.calls
-    every = {c.template for c in fast}
+    every = {request_stem(c) for c in fast}
     ref = build_graph(g, target="cortex-m4", reference_kernels=tuple(every)).lowered.calls
     stems = inplace_stems(fast, ref)
     assert "depthwise_conv2d_s8" in stems and set(stems) <= every

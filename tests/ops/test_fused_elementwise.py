@@ -55,7 +55,10 @@ def test_infer_and_lowering():
 
 
 def test_a_step_without_a_fused_form_is_refused():
-    g = _graph("Log")
+    """Float Mod with fmod=0 (Python's remainder) runs a helper function, not an expression."""
+    b = GraphBuilder("t")
+    h = b.node("Sigmoid", [b.input("x", "float32", (2, 3, 4))])
+    g = b.output(b.node("Mod", [h, b.const("d", np.full((2, 3, 4), 0.5, np.float32))], fmod=0)).build()
     assert step_fn(g.nodes[-1], "float32") is None
     with pytest.raises(KilnError, match="cannot run inside a fused"):
         lower_graph(_fuse(g), load_target("host"))

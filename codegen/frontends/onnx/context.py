@@ -27,6 +27,15 @@ QUANT_KEEPING = frozenset({"Reshape", "Transpose", "MaxPool2D"})
 CONVERTERS: dict[str, Converter] = {}
 
 
+def declared_attrs(node: OnnxNode, op: str) -> dict[str, Any]:
+    """The attributes the ONNX node sets among those the Kiln op `op` declares under the same
+    names (codegen/ops/<op>.py: the attribute schema, declared once); an attribute the node
+    leaves out takes the op's default there."""
+    from codegen.ops.registry import get_op
+
+    return {k: node.attr(k) for k in get_op(op).attributes if node.attr(k) is not None}
+
+
 def converter(*op_types: str) -> Callable[[Converter], Converter]:
     def register(fn: Converter) -> Converter:
         for op_type in op_types:

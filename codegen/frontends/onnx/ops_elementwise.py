@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from codegen.frontends.onnx.context import ConvertContext, converter
+from codegen.frontends.onnx.context import ConvertContext, converter, declared_attrs
 from codegen.frontends.onnx.ops_shape import norm_axis
 from codegen.frontends.onnx.reader import ELEM_TYPE_NAMES, OnnxNode
 from codegen.ir.types import C_TYPES, compute_dtype
@@ -66,7 +66,7 @@ def convert_pow(ctx, node):
 @converter("Mod")
 def convert_mod(ctx, node):
     ctx.add(node, "Mod", [ctx.kiln(node.input(0)), ctx.kiln(node.input(1))], out=node.outputs[0],
-            fmod=int(node.attr("fmod", 0)))
+            **declared_attrs(node, "Mod"))
 
 
 # ONNX op -> Kiln op of the binary ops that map one to one.
@@ -148,23 +148,17 @@ def convert_clip(ctx, node):
     clip(ctx, node, *bounds)
 
 
-# ONNX op -> ONNX attributes that the Kiln op of the same name takes (float functions).
-UNARY: dict[str, tuple[str, ...]] = {
-    "Sigmoid": (), "Tanh": (), "Abs": (), "Neg": (), "Exp": (), "Log": (), "Sqrt": (), "Reciprocal": (),
-    "Floor": (), "Ceil": (), "Round": (), "Sign": (), "Erf": (), "Sin": (), "Cos": (), "Tan": (),
-    "Asin": (), "Acos": (), "Atan": (), "Sinh": (), "Cosh": (), "Asinh": (), "Acosh": (), "Atanh": (),
-    "Softplus": (), "Softsign": (), "HardSwish": (), "Mish": (), "Not": (),
-    "LeakyRelu": ("alpha",), "Elu": ("alpha",), "Celu": ("alpha",), "ThresholdedRelu": ("alpha",),
-    "Swish": ("alpha",), "Selu": ("alpha", "gamma"), "HardSigmoid": ("alpha", "beta"),
-    "Shrink": ("lambd", "bias"), "Gelu": ("approximate",), "IsNaN": (),
-    "IsInf": ("detect_negative", "detect_positive"),
-}
+# ONNX ops that are the Kiln op of the same name, attributes included (float functions): the
+# op declares the attributes, with ONNX's names and defaults (codegen/ops/<op>.py).
+UNARY = ("Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign",
+         "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+         "Softplus", "Softsign", "HardSwish", "Mish", "Not", "LeakyRelu", "Elu", "Celu", "ThresholdedRelu",
+         "Swish", "Selu", "HardSigmoid", "Shrink", "Gelu", "IsNaN", "IsInf")
 
 
 @converter(*UNARY)
 def convert_unary(ctx, node):
-    attrs = {k: node.attr(k) for k in UNARY[node.op_type] if node.attr(k) is not None}
-    ctx.add(node, node.op_type, [ctx.kiln(node.input(0))], out=node.outputs[0], **attrs)
+    ctx.add(node, node.op_type, [ctx.kiln(node.input(0))], out=node.outputs[0], **declared_attrs(node, node.op_type))
 
 
 @converter("Softmax")

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from codegen.kernels import repack
 from codegen.kernels.inplace import allow_pair_conv_overlap
-from codegen.kernels.linear import DSP_HEADERS, ConvShape, OutputStage, dsp_requant, output_stage, weights
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray, ScratchArg
+from codegen.kernels.linear import DSP_HEADERS, ConvShape, OutputStage, dsp_requant, int8_prepared, weights
+from codegen.kernels.spec import KernelSpec, kernel_spec
+from codegen.lower.kernel import ConstArray
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,9 @@ class Conv2dS8DspSpec(KernelSpec):
         rows = w.reshape(w.shape[0], -1)
         k4, o2 = repack.round_up(rows.shape[1], 4), repack.round_up(rows.shape[0], 2)
         p, r2, rq = dsp_requant(request, ctx, rows, o2)
-        scratch = ScratchArg(2 * 2 * k4 + 2 * 4 * o2)  # two int16 columns, two pixels' accumulators
-        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.dsp_gemm_rows(rows), "int32"),
-                ctx.tensor(node.outputs[0]), scratch)
-        return Prepared(cls.Params(**request.params, **output_stage(p), input_zp=p.input_zp, rq_r2=r2, k4=k4,
-                                   rq=rq), args, cls.headers)
+        return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", repack.dsp_gemm_rows(rows), "int32"),
+                             2 * 2 * k4 + 2 * 4 * o2,  # two int16 columns, two pixels' accumulators
+                             rq_r2=r2, k4=k4, rq=rq)
 
     @classmethod
     def declare(cls, call, ctx):

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from codegen.kernels import repack
 from codegen.kernels.inplace import allow_rows_depthwise_overlap
 from codegen.kernels.linear import (DSP_HEADERS, DepthwiseShape, OutputStage, depthwise_rows_bytes, dsp_requant,
-                                    output_stage, weights)
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray, ScratchArg
+                                    int8_prepared, weights)
+from codegen.kernels.spec import KernelSpec, kernel_spec
+from codegen.lower.kernel import ConstArray
 
 
 @dataclass(frozen=True)
@@ -30,10 +30,8 @@ class DepthwiseConv2dS8DspSpec(KernelSpec):
         taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
         rows = taps.T
         p, r2, rq = dsp_requant(request, ctx, rows, repack.round_up(rows.shape[0], 4))
-        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.dsp_depthwise_taps(taps), "int32"),
-                ctx.tensor(node.outputs[0]), ScratchArg(depthwise_rows_bytes(request.params)))
-        return Prepared(cls.Params(**request.params, **output_stage(p), input_zp=p.input_zp, rq_r2=r2, rq=rq),
-                        args, cls.headers)
+        return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", repack.dsp_depthwise_taps(taps), "int32"),
+                             depthwise_rows_bytes(request.params), rq_r2=r2, rq=rq)
 
     @classmethod
     def declare(cls, call, ctx):

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels import repack
-from codegen.kernels.linear import DSP_HEADERS, OutputStage, RowsShape, dsp_requant, output_stage, weights
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray, ScratchArg
+from codegen.kernels.linear import DSP_HEADERS, OutputStage, RowsShape, dsp_requant, int8_prepared, weights
+from codegen.kernels.spec import KernelSpec, kernel_spec
+from codegen.lower.kernel import ConstArray
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,5 @@ class FullyConnectedS8DspSpec(KernelSpec):
         activations = shape["batches"] * (shape["in_k"] + shape["out_c"])
         widen = int(2 * k4 <= activations)
         p, r2, rq = dsp_requant(request, ctx, w, repack.round_up(w.shape[0], 4), fc_per_tensor=True)
-        args = (ctx.tensor(node.inputs[0]),
-                ctx.constant(node, "w", repack.dsp_gemm_rows(w, block=4, natural=not widen), "int32"),
-                ctx.tensor(node.outputs[0]), ScratchArg(2 * k4 if widen else 4))
-        return Prepared(cls.Params(**shape, **output_stage(p), rq_r2=r2, k4=k4, widen=widen, rq=rq), args,
-                        cls.headers)
+        packed = ctx.constant(node, "w", repack.dsp_gemm_rows(w, block=4, natural=not widen), "int32")
+        return int8_prepared(cls, request, ctx, p, packed, 2 * k4 if widen else 4, rq_r2=r2, k4=k4, widen=widen, rq=rq)

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from codegen.kernels import repack
 from codegen.kernels.inplace import allow_pair_conv_overlap
-from codegen.kernels.linear import MVE_HEADERS, ConvShape, OutputStage, output_stage, vector_requant, weights
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray, ScratchArg
+from codegen.kernels.linear import MVE_HEADERS, ConvShape, OutputStage, int8_prepared, vector_requant, weights
+from codegen.kernels.spec import KernelSpec, kernel_spec
+from codegen.lower.kernel import ConstArray
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,8 @@ class Conv2dS8MveSpec(KernelSpec):
         rows = w.reshape(w.shape[0], -1)
         k16 = repack.round_up(rows.shape[1], 16)
         p, rq = vector_requant(request, ctx, rows)
-        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.mve_gemm_rows(rows), "int8"),
-                ctx.tensor(node.outputs[0]), ScratchArg(2 * k16))
-        return Prepared(cls.Params(**request.params, **output_stage(p), input_zp=p.input_zp, k16=k16, rq=rq),
-                        args, cls.headers)
+        return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", repack.mve_gemm_rows(rows), "int8"),
+                             2 * k16, k16=k16, rq=rq)
 
     @classmethod
     def declare(cls, call, ctx):

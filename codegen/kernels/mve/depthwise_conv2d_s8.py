@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from codegen.kernels import repack
 from codegen.kernels.inplace import allow_rows_depthwise_overlap
-from codegen.kernels.linear import (MVE_HEADERS, DepthwiseShape, OutputStage, depthwise_rows_bytes, output_stage,
+from codegen.kernels.linear import (MVE_HEADERS, DepthwiseShape, OutputStage, depthwise_rows_bytes, int8_prepared,
                                     vector_requant, weights)
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray, ScratchArg
+from codegen.kernels.spec import KernelSpec, kernel_spec
+from codegen.lower.kernel import ConstArray
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,8 @@ class DepthwiseConv2dS8MveSpec(KernelSpec):
         if shape["depth_multiplier"] == 1 and shape["in_c"] % 8 == 0:
             order = repack.even_odd_order(shape["in_c"])  # the kernel's eight-channel groups
         p, rq = vector_requant(request, ctx, taps.T, order=order)
-        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", taps, "int8"), ctx.tensor(node.outputs[0]),
-                ScratchArg(depthwise_rows_bytes(shape, vector=1)))
-        return Prepared(cls.Params(**shape, **output_stage(p), input_zp=p.input_zp, rq=rq), args, cls.headers)
+        return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", taps, "int8"),
+                             depthwise_rows_bytes(shape, vector=1), rq=rq)
 
     @classmethod
     def declare(cls, call, ctx):

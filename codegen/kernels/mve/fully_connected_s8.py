@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels import repack
-from codegen.kernels.linear import MVE_HEADERS, OutputStage, RowsShape, output_stage, vector_requant, weights
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray, ScratchArg
+from codegen.kernels.linear import MVE_HEADERS, OutputStage, RowsShape, int8_prepared, vector_requant, weights
+from codegen.kernels.spec import KernelSpec, kernel_spec
+from codegen.lower.kernel import ConstArray
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,5 @@ class FullyConnectedS8MveSpec(KernelSpec):
         node, w = request.node, weights(request, ctx)
         k16 = repack.round_up(w.shape[1], 16)
         p, rq = vector_requant(request, ctx, w, fc_per_tensor=True)
-        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", repack.mve_gemm_rows(w), "int8"),
-                ctx.tensor(node.outputs[0]), ScratchArg(4 if k16 == w.shape[1] else k16))
-        return Prepared(cls.Params(**request.params, **output_stage(p), k16=k16, rq=rq), args, cls.headers)
+        return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", repack.mve_gemm_rows(w), "int8"),
+                             4 if k16 == w.shape[1] else k16, k16=k16, rq=rq)

@@ -10,9 +10,9 @@ import numpy as np
 
 from codegen.kernels import repack
 from codegen.kernels.linear import (NEON_HEADERS, NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT, ConvShape, OutputStage,
-                                    output_stage, vector_requant, weights)
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray, ScratchArg
+                                    int8_prepared, vector_requant, weights)
+from codegen.kernels.spec import KernelSpec, kernel_spec
+from codegen.lower.kernel import ConstArray
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def gemm(request, ctx, rows: np.ndarray, sdot: bool, fc_per_tensor: bool = False
         mode = NEON_MLA if (np.asarray(rows) == -128).any() else NEON_MLA_PAIRS
         block, packed = 4, repack.mve_gemm_rows(rows)
     p, rq = vector_requant(request, ctx, rows, fc_per_tensor, block=block)
-    fields = {**output_stage(p), "k16": repack.round_up(rows.shape[1], 16), "mode": mode, "rq": rq}
+    fields = {"k16": repack.round_up(rows.shape[1], 16), "mode": mode, "rq": rq}
     return p, fields, ctx.constant(request.node, "w", packed, "int8")
 
 
@@ -49,7 +49,6 @@ class Conv2dS8NeonSpec(KernelSpec):
 
     @classmethod
     def prepare(cls, request, ctx):
-        node, w = request.node, weights(request, ctx)
+        w = weights(request, ctx)
         p, fields, packed = gemm(request, ctx, w.reshape(w.shape[0], -1), cls.sdot)
-        args = (ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0]), ScratchArg(4 * fields["k16"]))
-        return Prepared(cls.Params(**request.params, **fields, input_zp=p.input_zp), args, cls.headers)
+        return int8_prepared(cls, request, ctx, p, packed, 4 * fields["k16"], **fields)

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels import repack
-from codegen.kernels.linear import NEON_HEADERS, DepthwiseShape, OutputStage, output_stage, vector_requant, weights
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray, ScratchArg
+from codegen.kernels.linear import NEON_HEADERS, DepthwiseShape, OutputStage, int8_prepared, vector_requant, weights
+from codegen.kernels.spec import KernelSpec, kernel_spec
+from codegen.lower.kernel import ConstArray
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,6 @@ class DepthwiseConv2dS8NeonSpec(KernelSpec):
         taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
         p, rq = vector_requant(request, ctx, taps.T)
         zp_row = repack.round_up(shape["in_c"], 16)
-        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", taps, "int8"), ctx.tensor(node.outputs[0]),
-                ScratchArg(zp_row + (8 + 4 + 16) * shape["k_h"] * shape["k_w"]))
-        return Prepared(cls.Params(**shape, **output_stage(p), input_zp=p.input_zp, zp_row_bytes=zp_row,
-                                   pairs=not (taps == -128).any(), rq=rq), args, cls.headers)
+        return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", taps, "int8"),
+                             zp_row + (8 + 4 + 16) * shape["k_h"] * shape["k_w"],
+                             zp_row_bytes=zp_row, pairs=not (taps == -128).any(), rq=rq)

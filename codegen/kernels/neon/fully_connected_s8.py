@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.kernels.linear import NEON_HEADERS, OutputStage, RowsShape, weights
+from codegen.kernels.linear import NEON_HEADERS, OutputStage, RowsShape, int8_prepared, weights
 from codegen.kernels.neon.conv2d_s8 import GemmFields, gemm
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ScratchArg
+from codegen.kernels.spec import KernelSpec, kernel_spec
 
 
 @dataclass(frozen=True)
@@ -24,8 +23,7 @@ class FullyConnectedS8NeonSpec(KernelSpec):
 
     @classmethod
     def prepare(cls, request, ctx):
-        node, w = request.node, weights(request, ctx)
-        _, fields, packed = gemm(request, ctx, w, cls.sdot, fc_per_tensor=True)
-        scratch = ScratchArg(4 if fields["k16"] == w.shape[1] else 4 * fields["k16"])
-        args = (ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0]), scratch)
-        return Prepared(cls.Params(**request.params, **fields), args, cls.headers)
+        w = weights(request, ctx)
+        p, fields, packed = gemm(request, ctx, w, cls.sdot, fc_per_tensor=True)
+        return int8_prepared(cls, request, ctx, p, packed, 4 if fields["k16"] == w.shape[1] else 4 * fields["k16"],
+                             **fields)

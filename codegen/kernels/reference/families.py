@@ -1,0 +1,100 @@
+"""The reference kernel families: kernels that differ only in their C types or their op's
+expression, each family one spec over one template (templates/kernels/reference/<family>.c.j2).
+
+A member keeps its own kernel name (`add_i16`, and so its C function `kiln_add_i16`); its
+template variables come from the C type table of codegen/ir/types.py and the name of the op's
+expression in templates/kernels/reference/_elementwise_exprs.c.j2. The float32 elementwise
+functions are every FloatUnaryOp of the op registry: a new one needs its op module and its
+expression, nothing here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.ir.types import C_SUFFIX, C_TYPES, INTEGER_DTYPES, int_bits, wrap_ctype
+from codegen.kernels.spec import kernel_family
+from codegen.ops.float_unary import FloatUnaryOp
+from codegen.ops.fused_elementwise import INT8_BINARY
+from codegen.ops.registry import all_ops
+
+
+
+@dataclass(frozen=True)
+class UnaryF32:
+    n: int  # elements
+    alpha: float  # the op's parameters (FloatUnaryOp.c_params; unused by most ops)
+    beta: float
+
+
+@dataclass(frozen=True)
+class BinaryF32:
+    dims: tuple[int, ...]  # loop extents, outermost first (coalesced, left-padded with 1)
+    a_strides: tuple[int, ...]  # element stride of input a per loop dimension, 0 = broadcast
+    b_strides: tuple[int, ...]
+    act_min: float  # fused activation clamp
+    act_max: float
+
+
+FLOAT, INTS, BOOL = ("float32",), INTEGER_DTYPES, ("bool",)
+SIGNED = tuple(d for d in INTS if d.startswith("int"))
+
+# The broadcasting ops without an activation: op expression -> (input dtypes, result dtype or
+# None for the inputs' own). Integer Add / Sub / Mul wrap (their float and int8 kernels are the
+# binary_f32 and binary_s8 families).
+BROADCAST2 = {
+    "equal": (FLOAT + INTS + BOOL, "bool"), "greater": (FLOAT + INTS, "bool"),
+    "greater_equal": (FLOAT + INTS, "bool"), "less": (FLOAT + INTS, "bool"), "less_equal": (FLOAT + INTS, "bool"),
+    "and": (BOOL, "bool"), "or": (BOOL, "bool"), "xor": (BOOL, "bool"),
+    "maximum": (FLOAT + INTS, None), "minimum": (FLOAT + INTS, None),
+    "div": (FLOAT, None), "pow": (FLOAT, None), "fmod": (FLOAT, None), "prelu": (FLOAT, None),
+    "add": (INTS, None), "sub": (INTS, None), "mul": (INTS, None),
+}
+
+
+def _name(stem: str, dtype: str) -> str:
+    return f"{stem}_{C_SUFFIX[dtype]}"
+
+
+def _float_unary() -> dict:
+    ops = [op for op in all_ops().values() if issubclass(op, FloatUnaryOp)]
+    return {k: {"stem": k.removesuffix("_f32")} for op in ops for k in op.kernels}
+
+
+def _broadcast2() -> dict:
+    return {_name(op, d): {"function": _name(op, d), "op": op, "ctype": C_TYPES[d], "out_ctype": C_TYPES[out or d],
+                           "wide": wrap_ctype(d) if op in ("add", "sub", "mul") else ""}
+            for op, (dtypes, out) in BROADCAST2.items() for d in dtypes}
+
+
+def _per_dtype(stem: str, dtypes: tuple[str, ...], **extra) -> dict:
+    """`<stem>_<suffix>` over `dtypes`: its name, element C type `T` and wrap type `A`."""
+    return {_name(stem, d): {"function": _name(stem, d), "T": C_TYPES[d],
+                             "A": C_TYPES[d] if d == "float32" else wrap_ctype(d), **extra} for d in dtypes}
+
+
+def _int_mod(stem: str, floor: bool) -> dict:
+    return {_name(stem, d): {"function": _name(stem, d), "ctype": C_TYPES[d], "signed": d in SIGNED, "floor": floor}
+            for d in INTS}
+
+
+kernel_family("unary_f32", _float_unary(), params=UnaryF32)
+kernel_family("binary_f32", {f"{op}_f32": {"stem": op} for op in INT8_BINARY}, params=BinaryF32)
+kernel_family("binary_s8", {f"{op}_bcast_s8": {"stem": f"{op}_bcast", "qtype": qtype, "fn": f"kiln_{op}_s8"}
+                            for op, qtype in INT8_BINARY.items()})
+kernel_family("broadcast2", _broadcast2())
+kernel_family("int_div", {_name("div", d): {"function": _name("div", d), "ctype": C_TYPES[d], "wide": wrap_ctype(d),
+                                            "signed": d in SIGNED} for d in INTS})
+kernel_family("int_mod", {**_int_mod("fmod", False), **_int_mod("mod", True)})
+kernel_family("bitwise", {_name(f"bitwise_{op}", d): {"function": _name(f"bitwise_{op}", d), "ctype": C_TYPES[d],
+                                                      "op": f"bitwise_{op}"}
+                          for op in ("and", "or", "xor") for d in INTS if d.startswith("uint")})
+kernel_family("bit_shift", {f"bit_shift_{C_SUFFIX[d]}": {
+    "suffix": C_SUFFIX[d], "ctype": C_TYPES[d], "utype": C_TYPES[f"uint{int_bits(d)}"], "wide": wrap_ctype(d),
+    "bits": int_bits(d), "signed": d in SIGNED} for d in INTS})
+kernel_family("cumulative", _per_dtype("cumulative", FLOAT + INTS))
+kernel_family("topk", _per_dtype("topk", FLOAT + INTS))
+kernel_family("tfidf_vectorizer", _per_dtype("tfidf_vectorizer", ("int32", "int64")))
+kernel_family("pad", {"pad_f32": {"stem": "pad_f32", "ctype": "float"}, "pad_s8": {"stem": "pad_s8", "ctype": "int8_t"}})
+kernel_family("float_test", {f"{op}_f32": {"stem": op} for op in ("isnan", "isinf")})
+kernel_family("reduce_f32", {f"reduce_{op}_f32": {"stem": f"reduce_{op}"} for op in ("max", "min", "prod", "sum")})
