@@ -5,8 +5,10 @@ right after compilation, before any file is written: a model that does not fit f
 one line giving what it needs and the budget, exit status 2.
 
 What is counted, from the build alone (no target compiler needed):
-- RAM: the static activation arena. The caller's input/output buffers and the stack are the
-  application's, outside Kiln's arena (`kiln profile` measures a whole firmware).
+- RAM: the activation arena, plus the model's input and output buffers when they are the
+  caller's (with --io-in-arena they are inside the arena). The stack is the application's
+  (`kiln profile` measures a whole firmware). When the build as asked needs more than
+  --ram-limit, the compiler searches for the fastest build that fits (codegen/memory/fit.py).
 - flash: the constant data (weights, biases, requantization tables), exact, plus an estimate
   of the generated code: 1.5 KiB per distinct kernel and 128 B per kernel call (its
   parameter struct and the call). Measured on the MLPerf Tiny int8 and float models built
@@ -42,15 +44,17 @@ def parse_size(text: str) -> int:
 
 @dataclass(frozen=True)
 class Need:
-    """What a build needs: RAM (the arena) and flash (weights, estimated code)."""
+    """What a build needs: RAM (the arena, and the inputs and outputs unless they are inside
+    it) and flash (weights, estimated code)."""
 
     arena_bytes: int
     weights_bytes: int
     code_bytes: int  # estimate
+    io_bytes: int = 0  # the caller's input and output buffers (0 with --io-in-arena)
 
     @property
     def ram_bytes(self) -> int:
-        return self.arena_bytes
+        return self.arena_bytes + self.io_bytes
 
     @property
     def flash_bytes(self) -> int:
@@ -61,7 +65,9 @@ def need_of(manifest: dict) -> Need:
     """The needs of a build, from its manifest."""
     code = (CODE_BYTES_PER_KERNEL * len(manifest["kernels"])
             + CODE_BYTES_PER_CALL * len(manifest["fusion_groups"]))
-    return Need(int(manifest["arena_bytes"]), int(manifest["weights_bytes"]), code)
+    ram = manifest.get("ram", {})
+    io = 0 if ram.get("io_in_arena", True) else int(ram["io_bytes"])
+    return Need(int(manifest["arena_bytes"]), int(manifest["weights_bytes"]), code, io)
 
 
 def check_budget(manifest: dict, *, ram_limit: int | None = None, flash_limit: int | None = None,
@@ -72,7 +78,8 @@ def check_budget(manifest: dict, *, ram_limit: int | None = None, flash_limit: i
     """
     need = need_of(manifest)
     if ram_limit is not None and need.ram_bytes > ram_limit:
-        raise KilnError(f"needs {need.ram_bytes} B of RAM (activation arena), budget is {ram_limit} B "
+        what = f"arena {need.arena_bytes} B + inputs and outputs {need.io_bytes} B" if need.io_bytes else "arena"
+        raise KilnError(f"needs {need.ram_bytes} B of RAM ({what}), budget is {ram_limit} B "
                         f"({source or '--ram-limit'}): {need.ram_bytes - ram_limit} B over")
     if flash_limit is not None and need.flash_bytes > flash_limit:
         raise KilnError(f"needs {need.flash_bytes} B of flash (weights {need.weights_bytes} B + code about "

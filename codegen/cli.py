@@ -83,6 +83,14 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
     p.add_argument("--weights", choices=["const", "blob"], default="const",
                    help="const: weights as const arrays in <name>_weights.c (default); blob: in the separate "
                         "binary <name>.weights.bin, checked and loaded at run time by <name>_load_weights (OTA)")
+    p.add_argument("--arena", choices=["static", "caller"], default="static",
+                   help="static: the arena is an array in <name>.c (its section and alignment: the "
+                        "KILN_ARENA_SECTION / KILN_ARENA_ALIGN macros, see <name>.h; default); caller: the "
+                        "application provides it with <name>_init(arena, size), size and alignment checked")
+    p.add_argument("--io-in-arena", action="store_true",
+                   help="plan the inputs and outputs inside the arena (TFLite Micro's way): <name>_input_k() / "
+                        "<name>_output_k() point at them, <name>_run() takes no buffers, and an input's bytes "
+                        "are reused once it is read")
     p.add_argument("--kernels", metavar="V1,V2,...",
                    help="use only these kernel variants of the target (reference is always kept), e.g. "
                         "'reference' for the portable C kernels or 'neon' for NEON without dot product")
@@ -203,7 +211,7 @@ def _options(args):
                           ram_limit=args.ram_limit, flash_limit=args.flash_limit, canaries=args.debug_canaries,
                           weights=args.weights, patch_stage=args.patch_stage or bool(args.patch_tiles),
                           patch_tiles=_patch_tiles(args.patch_tiles), optimize=args.optimize,
-                          check_model=not args.no_check_model)
+                          check_model=not args.no_check_model, arena=args.arena, io_in_arena=args.io_in_arena)
 
 
 def _cmd_build(args) -> int:
@@ -222,11 +230,10 @@ def _cmd_build(args) -> int:
         result = _signed(compile_model(args.model, _options(args)), args)
         _notes(write_output(result.files, args.output, inputs))
     m = result.manifest
+    print(f"kiln: wrote {len(result.files)} files to {args.output}: {arena_summary(result)}, "
+          f"weights {m['weights_bytes']} B, {len(m['fusion_groups'])} kernel calls")
+    _print_fit(result)
     p = result.plan
-    print(f"kiln: wrote {len(result.files)} files to {args.output}: arena {m['arena_bytes']} B "
-          f"(lower bound {m['arena_lower_bound_bytes']} B, {p.planner} {p.status} in {p.seconds:.2f} s), "
-          f"weights {m['weights_bytes']} B, "
-          f"{len(m['fusion_groups'])} kernel calls")
     if "patch_stage" in m:  # --patch-stage: what was patched, or that nothing paid
         ps = m["patch_stage"]
         print(f"kiln: patch stage: {ps['reason']}" if ps else "kiln: patch stage: declined, no patched stage "
@@ -243,6 +250,27 @@ def _cmd_build(args) -> int:
 
         print(format_plan(result.fusion), end="")
     return 0
+
+
+def _print_fit(result) -> None:
+    """What --ram-limit took when the build as asked did not fit."""
+    if result.fit is not None:
+        from codegen.memory.fit import format_fit
+
+        print(f"kiln: --ram-limit: {format_fit(result.fit, result.fit_baseline)}", flush=True)
+
+
+def arena_summary(result) -> str:
+    """The arena beside both bounds (without and with the in-place reuse the kernels allow: the
+    arena is never below the second), and the RAM with the inputs and outputs."""
+    m, p = result.manifest, result.plan
+    ram = m["ram"]
+    io = ("inputs and outputs inside it" if ram["io_in_arena"] else
+          f"RAM {ram['total_bytes']} B with the inputs and outputs ({ram['io_bytes']} B)")
+    proof = ("proven optimal" if p.status == "OPTIMAL" else
+             f"feasible, no arena below {m['arena_proven_bound_bytes']} B exists")
+    return (f"arena {m['arena_bytes']} B (lower bounds {m['arena_lower_bound_bytes']} B without in-place reuse, "
+            f"{m['arena_inplace_bound_bytes']} B with it; {p.planner}, {proof}, {p.seconds:.2f} s), {io}")
 
 
 def _build_inputs(args) -> tuple[Path, ...]:
@@ -298,7 +326,10 @@ def _build_board_project(args) -> int:
         check_output_folder(args.output, inputs)
         options = _options(args)
         check_board_target(board, options.target)  # before compiling: one line, nothing written
-        options = replace(options, target=board_target(options.target, board))
+        if options.arena != "static" or options.io_in_arena:
+            raise KilnError("a --board project's main passes its own input and output buffers to the static "
+                            "arena's <name>_run: build it without --arena caller and --io-in-arena")
+        options = replace(options, target=board_target(options.target, board), io_fixed=True)
         result = _signed(compile_model(args.model, options), args)
         files = board_build(result, board, options.target)
         _notes(write_output(files, args.output, inputs))
@@ -369,6 +400,7 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_profile(args) -> int:
+    from codegen.compiler import compile_model
     from codegen.verify.profile import format_profile, profile_model
 
     if args.samples < 1:
@@ -377,7 +409,10 @@ def _cmd_profile(args) -> int:
         from codegen.variants.commands import cmd_profile
 
         return cmd_profile(args, _options(args))
-    prof = profile_model(args.model, _options(args), samples=args.samples, seed=args.seed)
+    options = _options(args)
+    build = compile_model(args.model, options)
+    _print_fit(build)
+    prof = profile_model(args.model, options, samples=args.samples, seed=args.seed, build=build)
     print(format_profile(prof, args.model.name), end="")
     return 0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +25,8 @@ from codegen.kernels.select import planned_calls
 from codegen.limits import check_lowered
 from codegen.lower import lower_graph
 from codegen.lower.context import LowerContext, c_identifier
-from codegen.memory import Alias, Buffer, Plan, plan_memory
-from codegen.memory.lifetimes import arena_aliases, arena_buffers
+from codegen.memory import Alias, Buffer, Plan, fit, plan_memory
+from codegen.memory.lifetimes import arena_aliases, arena_buffers, io_bytes
 from codegen.memory.report import memory_markdown, memory_svg
 from codegen.ops import bounded
 from codegen.options import CompileOptions
@@ -44,6 +44,8 @@ class BuildResult:
     manifest: dict
     aliases: list[Alias] = field(default_factory=list)  # in-place reuse declared (plan.aliases: taken)
     fusion: FusionPlan | None = None  # the fusion planner's decisions (kiln build --explain-fusion)
+    fit: "fit.Fit | None" = None  # --ram-limit's search, when the build as asked did not fit
+    fit_baseline: "fit.Trial | None" = None  # the build as asked, as the search saw it
 
 
 def default_name(model: Path) -> str:
@@ -51,16 +53,21 @@ def default_name(model: Path) -> str:
 
 
 def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: str,
-                  model_sha256: str) -> BuildResult:
-    """The stages in order: passes, fusion, kernels, memory, emit."""
-    optimised = run_pipeline(g, dump_dir=options.dump_ir)
+                  model_sha256: str, optimised: Graph | None = None) -> BuildResult:
+    """The stages in order: passes (unless `optimised` is their result already), fusion,
+    kernels, memory, emit."""
+    optimised = optimised if optimised is not None else run_pipeline(g, dump_dir=options.dump_ir)
     fusion, fused, patched = _fuse(g, optimised, options)
     lowered = _lower(fused, options)
     buffers, aliases, plan, guard = _plan(lowered, options)
     files = render(lowered, plan, name=name, model_file=model_file, model_sha256=model_sha256,
                    canaries=canaries.canary_plan(buffers, plan, [c.cname for c in lowered.calls], guard)
-                   if guard else None, weights=options.weights)
+                   if guard else None, weights=options.weights, arena=options.arena,
+                   io_in_arena=options.io_in_arena)
     manifest = _manifest(lowered, plan, buffers, name, model_file, model_sha256)
+    manifest["ram"] = ram_entry(lowered, plan, options)
+    if options.arena != "static":
+        manifest["arena_placement"] = options.arena
     manifest["fusion_plan"] = fusion.manifest()
     if options.patch_stage:
         manifest["patch_stage"] = None if patched is None else patched.manifest()
@@ -88,7 +95,8 @@ def _lower(g: Graph, options: CompileOptions) -> LowerContext:
     """Every node's kernel calls (the kernel registry's choice) and constants, checked against
     the limits; patch bands become views, not copies. The specs that pack parameters check
     them before packing (codegen/kernels/linear.py)."""
-    lowered = apply_band_views(lower_graph(g, options.target, options.optimize))
+    lowered = apply_band_views(lower_graph(g, options.target, options.optimize,
+                                           frozenset(options.reference_kernels)))
     check_lowered(lowered)
     return lowered
 
@@ -96,7 +104,7 @@ def _lower(g: Graph, options: CompileOptions) -> LowerContext:
 def _plan(lowered: LowerContext, options: CompileOptions):
     """Buffer lifetimes, the in-place reuse the kernels allow, and the arena plan; a debug build
     (--debug-canaries) follows every buffer with a canary and takes no in-place reuse."""
-    buffers = arena_buffers(lowered)
+    buffers = arena_buffers(lowered, options.io_in_arena)
     aliases = arena_aliases(lowered, buffers)
     guard = canaries.canary_bytes(options.target.alignment) if options.canaries else 0
     if guard:
@@ -105,7 +113,31 @@ def _plan(lowered: LowerContext, options: CompileOptions):
     return buffers, aliases, plan, guard
 
 
+def ram_entry(lowered: LowerContext, plan: Plan, options: CompileOptions) -> dict:
+    """The model's RAM (stack aside): the arena, plus the inputs and outputs when they are the
+    caller's buffers. With --io-in-arena, also the figures of the same build with I/O outside
+    (planned with the same planner), so that the two ways can be compared."""
+    io = io_bytes(lowered)
+    entry = {"arena_bytes": plan.arena_size, "io_bytes": io, "io_in_arena": options.io_in_arena,
+             "total_bytes": plan.arena_size + (0 if options.io_in_arena else io)}
+    if options.io_in_arena:
+        buffers = arena_buffers(lowered)
+        outside = plan_memory(buffers, options.planner, options.time_limit_s, arena_aliases(lowered, buffers))
+        entry["io_outside_arena"] = {"arena_bytes": outside.arena_size, "total_bytes": outside.arena_size + io}
+    return entry
+
+
+def check_arena_options(options: CompileOptions) -> None:
+    """Combinations the arena options do not support, as one line before any work."""
+    if options.arena not in ("static", "caller"):
+        raise KilnError(f"--arena must be 'static' or 'caller', not '{options.arena}'")
+    if options.canaries and (options.arena != "static" or options.io_in_arena):
+        raise KilnError("--debug-canaries guards the static arena: build it without --arena caller "
+                        "and --io-in-arena")
+
+
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:
+    check_arena_options(options)
     with progress.step(f"importing {model.name}"):
         g = load_model(model, options.input_shapes, options.specialized, check=options.check_model)
     data = model.read_bytes()
@@ -113,13 +145,72 @@ def compile_model(model: Path, options: CompileOptions) -> BuildResult:
     if not name.isidentifier():
         raise KilnError(f"--name '{name}' is not a C identifier")
     try:
+        naming = {"name": name, "model_file": model.name, "model_sha256": hashlib.sha256(data).hexdigest()}
         with progress.step(f"compiling {model.name} (passes, fusion, lowering, arena)"):
-            result = compile_graph(g, options, name=name, model_file=model.name,
-                                   model_sha256=hashlib.sha256(data).hexdigest())
+            result = compile_graph(g, options, **naming)
+        if options.ram_limit is not None and need_of(result.manifest).ram_bytes > options.ram_limit \
+                and not options.canaries:
+            with progress.step(f"searching for a build of {model.name} within --ram-limit"):
+                result = fit_ram(g, options, naming, need_of(result.manifest).ram_bytes)
         check_budget(result.manifest, ram_limit=options.ram_limit, flash_limit=options.flash_limit)
         return result
     except KilnError as err:
         raise err.located(str(model)) from None
+
+
+def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> BuildResult:
+    """--ram-limit when the build as asked does not fit: every combination of in-place
+    reference kernels, patch stage and I/O in the arena (codegen/memory/fit.py) planned, the
+    fastest that fits built. When none fits, one line with the least RAM reached and how."""
+    optimised = run_pipeline(g)
+    trials, refine = ram_trials(g, optimised, options)
+    found = fit.choose(trials, options.ram_limit, refine)
+    if found.chosen is None:
+        s = found.smallest
+        raise KilnError(f"needs {asked} B of RAM, budget is {options.ram_limit} B (--ram-limit); "
+                        f"the least Kiln reaches is {s.ram_bytes} B ({s.config.describe()}), "
+                        f"{s.ram_bytes - options.ram_limit} B over")
+    c = found.chosen.config
+    chosen = replace(options, reference_kernels=c.reference, patch_stage=c.patch_stage, io_in_arena=c.io_in_arena,
+                     ram_limit=None)
+    result = compile_graph(g, chosen, optimised=optimised, **naming)
+    result.fit, result.fit_baseline = found, found.trials[0]
+    result.manifest["ram_fit"] = found.manifest()
+    result.files[f"{result.name}.manifest.json"] = json.dumps(result.manifest, indent=2, sort_keys=True) + "\n"
+    return result
+
+
+def ram_trials(g: Graph, optimised: Graph, options: CompileOptions):
+    """One `fit.Trial` per configuration, the build as asked first, planned with greedy (fast),
+    and the function that plans one again with the build's planner (never worse than greedy)."""
+    base = replace(options, ram_limit=None, reference_kernels=())
+    fused = {p: _fuse(g, optimised, replace(base, patch_stage=p))[1:] for p in {options.patch_stage, True}}
+    lowered: dict[tuple, LowerContext] = {}
+
+    def lower(patch: bool, reference: tuple[str, ...]) -> LowerContext:
+        if (patch, reference) not in lowered:
+            lowered[patch, reference] = _lower(fused[patch][0], replace(base, reference_kernels=reference))
+        return lowered[patch, reference]
+
+    asked = lower(options.patch_stage, ())
+    everything = lower(options.patch_stage, tuple(sorted({fit.request_stem(c) for c in asked.calls})))
+    stems = fit.inplace_stems(asked.calls, everything.calls)
+    patch = not options.patch_stage and fused[True][1] is not None
+    configs = [c for c in fit.configs(stems, patch, io=not options.io_fixed)
+               if (c.io_in_arena or not options.io_in_arena) and (c.patch_stage or not options.patch_stage)]
+    planner = "linear" if options.planner == "linear" else "greedy"
+
+    def trial(c: fit.Config, how: str) -> fit.Trial:
+        ctx = lower(c.patch_stage or options.patch_stage, c.reference)
+        buffers = arena_buffers(ctx, c.io_in_arena)
+        plan = plan_memory(buffers, how, options.time_limit_s, arena_aliases(ctx, buffers))
+        io = 0 if c.io_in_arena else io_bytes(ctx)
+        floor = plan.proven_bound if plan.proven_bound is not None else plan.lower_bound
+        return fit.Trial(c, plan.arena_size, plan.arena_size + io, fit.program_cycles(ctx.g, ctx.calls, options.target),
+                         plan.status, floor + io)
+
+    refine = None if options.planner == planner else (lambda t: trial(t.config, options.planner))
+    return [trial(c, planner) for c in configs], refine
 
 
 def _io_entry(ctx: LowerContext, name: str) -> dict:

@@ -27,3 +27,9 @@ class CompileOptions:
     fusion: str = "auto"  # "auto": the cost model decides; "off": no planner fusion; "all": every legal one (benchmarks)
     check_model: bool = True  # the full ONNX checker at import (--no-check-model: off)
     weights: str = "const"  # "const": arrays in N_weights.c; "blob": N.weights.bin (codegen.emit.weights_blob)
+    arena: str = "static"  # "static": an array in N.c; "caller": the application hands it to N_init
+    # kernel stems computed by the reference variant whatever the target has, for their in-place
+    # forms (chosen by --ram-limit's search, codegen/memory/fit.py)
+    reference_kernels: tuple[str, ...] = ()
+    io_in_arena: bool = False
+    io_fixed: bool = False  # --ram-limit may not move the I/O (a --board project's main passes its own buffers)  # inputs and outputs planned inside the arena (N_input_k() / N_output_k())

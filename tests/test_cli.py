@@ -165,3 +165,57 @@ def test_verify_reports_a_quantized_output_in_lsb(tmp_path):
         assert strict.returncode == 1 and "MISMATCH" in strict.stdout
     bad = kiln("verify", path, "--target", "host", "--tolerance-lsb", "-1")
     assert bad.returncode == 2 and "--tolerance-lsb must be at least 0" in bad.stderr
+
+
+def test_build_summary_arena_bounds_and_the_arena_options(models_dir, tmp_path):
+    """The summary puts the arena beside both lower bounds and the RAM with the I/O; --arena
+    caller and --io-in-arena change the API, not the numbers of a plain build."""
+    model = models_dir / "kws_ref_model.tflite"
+    proc = kiln("build", model, "--target", "cortex-m4", "-o", tmp_path / "a", "--name", "kws")
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads((tmp_path / "a" / "kws.manifest.json").read_text())
+    assert (f"arena {m['arena_bytes']} B (lower bounds {m['arena_lower_bound_bytes']} B without in-place reuse, "
+            f"{m['arena_inplace_bound_bytes']} B with it;") in proc.stdout
+    assert f"RAM {m['arena_bytes'] + 502} B with the inputs and outputs (502 B)" in proc.stdout
+    proc = kiln("build", model, "--target", "cortex-m4", "-o", tmp_path / "b", "--name", "kws",
+                "--arena", "caller", "--io-in-arena")
+    assert proc.returncode == 0, proc.stderr and "inputs and outputs inside it" in proc.stdout
+    header = (tmp_path / "b" / "kws.h").read_text()
+    assert "int kws_init(uint8_t *arena, size_t size);" in header and "int8_t *kws_input_0(void);" in header
+    m2 = json.loads((tmp_path / "b" / "kws.manifest.json").read_text())
+    assert m2["arena_placement"] == "caller" and m2["ram"]["io_outside_arena"]["total_bytes"] == m["ram"]["total_bytes"]
+    proc = kiln("build", model, "--target", "cortex-m4", "-o", tmp_path / "c", "--arena", "caller",
+                "--debug-canaries")
+    assert proc.returncode == 2 and "--debug-canaries guards the static arena" in proc.stderr
+
+
+def test_ram_limit_says_what_it_took_or_the_least_it_reaches(models_dir, tmp_path):
+    model = models_dir / "kws_ref_model.tflite"
+    proc = kiln("build", model, "--target", "cortex-m4", "-o", tmp_path / "a", "--ram-limit", "9K")
+    assert proc.returncode == 0, proc.stderr
+    took = [ln for ln in proc.stdout.splitlines() if ln.startswith("kiln: --ram-limit: took ")]
+    assert took and "reference in-place kernels for depthwise_conv2d_s8" in took[0]
+    assert "of 9216 B" in took[0] and "% cycles" in took[0]
+    proc = kiln("build", model, "--target", "cortex-m4", "-o", tmp_path / "b", "--ram-limit", "4K")
+    assert proc.returncode == 2 and not (tmp_path / "b").exists()
+    (line,) = proc.stderr.strip().splitlines()
+    assert "budget is 4096 B (--ram-limit); the least Kiln reaches is " in line
+
+
+def test_run_takes_the_arena_options_and_board_projects_refuse_them(tmp_path):
+    import numpy as np
+
+    model = Path(__file__).resolve().parent / "golden" / "models" / "tiny_int8.tflite"
+    m = json.loads((Path(__file__).resolve().parent / "golden" / "tiny_int8" / "tiny_int8.manifest.json").read_text())
+    x = tmp_path / "x.npy"
+    np.save(x, (np.arange(np.prod(m["inputs"][0]["shape"])) % 11 - 5).astype(np.int8).reshape(m["inputs"][0]["shape"]))
+    outs = []
+    for opts in ((), ("--io-in-arena", "--arena", "caller")):
+        out = tmp_path / f"out{len(outs)}"
+        proc = kiln("run", model, "--target", "host", "--input", x, "--output-dir", out, *opts)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(np.load(next(out.glob("*.npy"))))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    proc = kiln("build", model, "--board", "mps2-an386", "-o", tmp_path / "fw", "--io-in-arena")
+    assert proc.returncode == 2 and "a --board project's main passes its own" in proc.stderr
+    assert not (tmp_path / "fw").exists()

@@ -22,6 +22,7 @@ class IOSpec:
     length_axis: int | None = None
     length_cname: str | None = None
     expected: tuple[str, ...] = ()  # a specialised input: the only value accepted (C literal lines)
+    arena_offset: int | None = None  # --io-in-arena: where the planner put it in the arena
 
 
 @dataclass(frozen=True)
@@ -80,3 +81,6 @@ class ModelCtx:
     target_cflags: tuple[str, ...] = ()  # the target's compiler flags (core, float ABI, -O level)
     blob: object | None = None  # codegen.emit.weights_blob.BlobCtx with --weights blob
     bounded: tuple[IOSpec, ...] = ()  # the outputs with a data-dependent length (length_axis set)
+    run_params: tuple[str, ...] = ()  # C declarations of N_run's parameters, in order
+    caller_arena: bool = False  # --arena caller: N_init(arena, size) hands the arena in
+    io_in_arena: bool = False  # --io-in-arena: inputs and outputs in the arena, N_input_k() / N_output_k()

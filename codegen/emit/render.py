@@ -13,6 +13,7 @@ from codegen import __version__
 from codegen.emit.context import CallCtx, ConstDecl, IOSpec, KernelSource, ModelCtx, ParamInit
 from codegen.emit.literals import c_api_values, c_array_values, c_float, c_int
 from codegen.emit.weights_blob import build_blob
+from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.lower.kernel import ConstArray, ParamValue, ScratchArg, TensorArg
@@ -33,7 +34,9 @@ _ENV = jinja2.Environment(
 )
 
 
-def _io_specs(ctx: LowerContext, names: list[str], prefix: str, guard: str) -> tuple[IOSpec, ...]:
+def _io_specs(ctx: LowerContext, names: list[str], prefix: str, guard: str,
+              offsets: dict[str, int] | None = None) -> tuple[IOSpec, ...]:
+    """The inputs or outputs for the templates; `offsets`: their places in the arena (--io-in-arena)."""
     specs = []
     bounded = bounded_values(ctx.g)
     for k, name in enumerate(names):
@@ -47,8 +50,25 @@ def _io_specs(ctx: LowerContext, names: list[str], prefix: str, guard: str) -> t
             macro=f"{guard}_{prefix}_{k}",
             length_axis=bounded[name][0] if name in bounded else None,
             length_cname=length_cname(ctx, name) if name in bounded else None,
-            expected=() if v.specialized is None else tuple(c_api_values(v.specialized, v.dtype))))
+            expected=() if v.specialized is None else tuple(c_api_values(v.specialized, v.dtype)),
+            arena_offset=None if offsets is None else _io_offset(offsets, name)))
     return tuple(specs)
+
+
+def _io_offset(offsets: dict[str, int], name: str) -> int:
+    if name not in offsets:
+        raise KilnError(f"--io-in-arena: '{name}' is a constant the model returns, not a tensor in the arena; "
+                        "build without --io-in-arena")
+    return offsets[name]
+
+
+def _run_params(model: ModelCtx) -> tuple[str, ...]:
+    """N_run's parameters: the caller's input and output buffers (none when they are in the
+    arena), then the length out-parameters of the bounded outputs."""
+    io = () if model.io_in_arena else (
+        tuple(f"const {io.ctype} *{io.cname}" for io in model.inputs)
+        + tuple(f"{io.ctype} *{io.cname}" for io in model.outputs))
+    return io + tuple(f"int32_t *{io.length_cname}" for io in model.bounded)
 
 
 def length_cname(ctx: LowerContext, name: str) -> str:
@@ -137,9 +157,12 @@ def _runtime_closure(headers: set[str]) -> list[str]:
 
 
 def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_sha256: str,
-           canaries=None, weights: str = "const", library: LibraryLinks | None = None) -> dict[str, str | bytes]:
+           canaries=None, weights: str = "const", arena: str = "static",
+           io_in_arena: bool = False, library: LibraryLinks | None = None) -> dict[str, str | bytes]:
     """All generated files, by file name (`canaries`: a codegen.canaries.CanaryPlan for debug builds;
     `weights`: "const" arrays in N_weights.c, or "blob": the binary N.weights.bin, see weights_blob;
+    `arena`: "static" (an array in N.c) or "caller" (handed to N_init); `io_in_arena`: inputs and
+    outputs at their planned offsets, reached through N_input_k() / N_output_k();
     `library`: the arena and constants of a library this model is part of, see LibraryLinks)."""
     guard = c_identifier(name).upper()
     res = _Resolver(ctx, plan, name, library)
@@ -159,8 +182,8 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
         model_sha256=model_sha256, target=ctx.target.name,
         arena_size=max(plan.arena_size, 1), uses_arena=plan.arena_size > 0 and library is None,
         arena_align=ctx.target.alignment,
-        inputs=_io_specs(ctx, ctx.g.inputs, "INPUT", guard),
-        outputs=_io_specs(ctx, ctx.g.outputs, "OUTPUT", guard),
+        inputs=_io_specs(ctx, ctx.g.inputs, "INPUT", guard, plan.offsets if io_in_arena else None),
+        outputs=_io_specs(ctx, ctx.g.outputs, "OUTPUT", guard, plan.offsets if io_in_arena else None),
         system_headers=tuple(sorted(headers - local)),
         local_headers=tuple(sorted(local | arena_header)),
         kernels=tuple(KernelSource(k, _ENV.get_template(template_path(kernel_call[k].template, kernel_call[k].variant))
@@ -181,8 +204,11 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
         sources=(f"{name}.c",) if blob_ctx else (f"{name}.c", f"{name}_weights.c"),
         target_cflags=ctx.target.cflags,
         blob=blob_ctx,
+        caller_arena=arena == "caller",
+        io_in_arena=io_in_arena,
     )
     model = replace(model, bounded=tuple(io for io in model.outputs if io.length_axis is not None))
+    model = replace(model, run_params=_run_params(model))
     # parameters no call touches: inputs the model does not read, outputs with no elements
     model = replace(model, unused_inputs=tuple(io.cname for io in model.inputs + model.outputs
                                                if not io.expected and all(io.cname not in c.args and f"({io.cname} + " not in
@@ -245,9 +271,15 @@ def render_harness(files: dict[str, str], name: str) -> str:
 
     m = _M()
     m.name = name
-    m.inputs = tuple(spec(io, "IN", k) for k, io in enumerate(manifest["inputs"]))
-    m.outputs = tuple(spec(io, "OUT", k) for k, io in enumerate(manifest["outputs"]))
+    m.guard = c_identifier(name).upper()
+    layout = harness_layout(manifest)
+    m.io_in_arena, m.caller_arena = layout.io_in_arena, layout.caller_arena
+    m.inputs = tuple(harness_io(spec(io, "IN", k), name, "input", k, layout.io_in_arena)
+                     for k, io in enumerate(manifest["inputs"]))
+    m.outputs = tuple(harness_io(spec(io, "OUT", k), name, "output", k, layout.io_in_arena)
+                      for k, io in enumerate(manifest["outputs"]))
     m.bounded = tuple(io for io in m.outputs if io.length_axis is not None)
+    m.run_args = run_args(m.inputs, m.outputs, layout.io_in_arena)
     blob = manifest.get("weights", {})  # --weights blob: the harness loads the blob file first
     m.blob_file, m.blob_bytes = blob.get("blob_file"), blob.get("blob_bytes")
     return _ENV.get_template("harness/host_main.c.j2").render(m=m)
@@ -257,3 +289,43 @@ def render_template(path: str, **context) -> str:
     """One template of templates/ rendered with Kiln's Jinja settings (for the emitters of
     other packages, such as codegen/variants/)."""
     return _ENV.get_template(path).render(**context)
+
+
+@dataclass(frozen=True)
+class HarnessLayout:
+    """Where a build's arena and I/O live, from its manifest: what a harness calling it must do."""
+
+    caller_arena: bool  # --arena caller: the harness provides the arena through N_init
+    io_in_arena: bool  # --io-in-arena: inputs written and outputs read through N_input_k() / N_output_k()
+
+
+def harness_layout(manifest: dict) -> HarnessLayout:
+    return HarnessLayout(manifest.get("arena_placement", "static") == "caller",
+                         bool(manifest.get("ram", {}).get("io_in_arena", False)))
+
+
+@dataclass(frozen=True)
+class HostHarnessIO:
+    """One input or output as a harness reaches it: `buffer`, a C expression of its bytes (its
+    own array, or the model's N_input_k() / N_output_k()), and `nbytes`, their count."""
+
+    spec: IOSpec
+    buffer: str
+    nbytes: str
+
+    def __getattr__(self, attr):  # the IOSpec's fields (cname, ctype, elements, ...)
+        return getattr(self.spec, attr)
+
+
+def harness_io(spec: IOSpec, name: str, kind: str, k: int, io_in_arena: bool) -> HostHarnessIO:
+    if not io_in_arena:
+        return HostHarnessIO(spec, spec.cname, f"sizeof({spec.cname})")
+    buffer = f"{name}_{kind}_{k}()" if kind == "output" else f"(void *){name}_{kind}_{k}()"
+    return HostHarnessIO(spec, buffer, f"sizeof({spec.ctype}) * {spec.elements}u")
+
+
+def run_args(inputs, outputs, io_in_arena: bool) -> tuple[str, ...]:
+    """The arguments a harness passes to N_run: its buffers, unless they are in the arena, then
+    the addresses of the bounded outputs' lengths."""
+    io = () if io_in_arena else tuple(io.cname for io in inputs + outputs)
+    return io + tuple(f"&{io.length_cname}" for io in outputs if io.length_cname)

@@ -23,9 +23,12 @@ if TYPE_CHECKING:
     from codegen.lower.context import LowerContext
 
 
-def select(request: KernelRequest, variants: tuple[str, ...]) -> type[KernelSpec]:
-    """The spec that computes `request` among the target's kernel `variants`."""
-    for variant in variants:
+def select(request: KernelRequest, variants: tuple[str, ...],
+           reference: frozenset[str] = frozenset()) -> type[KernelSpec]:
+    """The spec that computes `request` among the target's kernel `variants`; the kernels
+    named in `reference` (stems) by the reference variant only, whose in-place forms need less
+    RAM (chosen by --ram-limit, codegen/memory/fit.py)."""
+    for variant in (REFERENCE,) if request.stem in reference else variants:
         spec = lookup(request.stem, variant)
         if spec is not None and spec.accepts(request):
             return spec
@@ -41,7 +44,7 @@ def template_path(stem: str, variant: str) -> str:
 def lower_request(request: KernelRequest, ctx: "LowerContext") -> KernelCall:
     """Append the call that computes `request` on ctx's target: its spec chosen, its parameter
     block and constants prepared, its in-place reuse declared."""
-    spec = select(request, ctx.target.variants)
+    spec = select(request, ctx.target.variants, ctx.reference_stems)
     if issubclass(spec, KernelFamily):  # a member: its family's template, with its variables
         request = replace(request, template=spec.kernel, template_vars=spec.template_vars(request.kernel))
     prepared = spec.prepare(request, ctx)

@@ -9,10 +9,13 @@ from codegen.ops.registry import get_op
 from codegen.targets import Target
 
 
-def lower_graph(g: Graph, target: Target, optimize: str = "speed") -> LowerContext:
+def lower_graph(g: Graph, target: Target, optimize: str = "speed",
+                reference_stems: frozenset[str] = frozenset()) -> LowerContext:
     """Every node's kernel calls and constants; `optimize` (speed, size or ram, as --optimize)
-    lets an op choose between a faster and a smaller layout of its tables."""
+    lets an op choose between a faster and a smaller layout of its tables; `reference_stems`:
+    kernels computed by their reference variant whatever the target has (their in-place forms)."""
     ctx = LowerContext(g, target, optimize)
+    ctx.reference_stems = frozenset(reference_stems)
     for node in g.nodes:
         op = get_op(node.op)
         try:

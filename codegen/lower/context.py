@@ -26,6 +26,7 @@ class LowerContext:
         self.g = g
         self.target = target
         self.optimize = optimize  # --optimize: speed, size or ram
+        self.reference_stems: frozenset[str] = frozenset()  # kernels run by their reference variant (--ram-limit)
         self.calls: list[KernelCall] = []
         self.consts: list[ConstArray] = []
         self.aliases: dict[str, str] = {}  # value -> value whose storage it shares

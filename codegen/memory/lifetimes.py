@@ -13,17 +13,24 @@ def scratch_name(call_index: int, arg_index: int) -> str:
     return f"scratch_{call_index}_{arg_index}"
 
 
-def arena_buffers(ctx: LowerContext) -> list[Buffer]:
+def arena_buffers(ctx: LowerContext, io_in_arena: bool = False) -> list[Buffer]:
     """One buffer per stored activation (aliases merged into their root) and per scratch arg.
 
-    Graph inputs and outputs live in the caller's buffers, constants in flash: neither is
-    in the arena. A buffer is live from the first call that writes it to the last that reads it.
+    Constants live in flash, never in the arena. Graph inputs and outputs live in the caller's
+    buffers, unless `io_in_arena` (--io-in-arena): then an input is a buffer from step -1 (the
+    caller writes it before the first call) to its last reader, an output from the call that
+    writes it to step len(calls) (the caller reads it after the last call), so that the
+    planner reuses an input's bytes once it is read. A buffer is live from the first call that
+    writes it to the last that reads it.
     """
     g = ctx.g
     first: dict[str, int] = {}
     last: dict[str, int] = {}
     scratch: list[Buffer] = []
     align = ctx.target.alignment
+    if io_in_arena:
+        for name in g.inputs:
+            first[name] = last[name] = -1
     for step, call in enumerate(ctx.calls):
         for name in call.writes:
             root = ctx.root(name)
@@ -36,14 +43,26 @@ def arena_buffers(ctx: LowerContext) -> list[Buffer]:
         for k, arg in enumerate(call.args):
             if isinstance(arg, ScratchArg):
                 scratch.append(Buffer(scratch_name(step, k), arg.nbytes, step, step, align))
+    if io_in_arena:
+        for name in g.outputs:
+            first.setdefault(name, -1)  # an output no call writes (an input, a constant): the caller's
+            last[name] = len(ctx.calls)
     buffers = []
     for root, start in first.items():
-        if ctx.is_io(root) or g.values[root].is_const:
+        if (ctx.is_io(root) and not io_in_arena) or g.values[root].is_const:
             continue
-        v = g.values[root]
-        size = v.size * np_dtype(v.dtype).itemsize
-        buffers.append(Buffer(root, size, start, last[root], align))
+        buffers.append(Buffer(root, value_bytes(ctx, root), start, last[root], align))
     return sorted(buffers + scratch, key=lambda b: (b.first, b.name))
+
+
+def value_bytes(ctx: LowerContext, name: str) -> int:
+    v = ctx.g.values[name]
+    return v.size * np_dtype(v.dtype).itemsize
+
+
+def io_bytes(ctx: LowerContext) -> int:
+    """Bytes of the graph's inputs and outputs (a value both input and output counted once)."""
+    return sum(value_bytes(ctx, n) for n in dict.fromkeys(ctx.g.inputs + ctx.g.outputs))
 
 
 def arena_aliases(ctx: LowerContext, buffers: list[Buffer]) -> list[Alias]:

@@ -112,7 +112,9 @@ def figures(plan: Plan, buffers: list[Buffer]) -> dict[str, int | str]:
 
 
 def svg_context(plan: Plan, buffers: list[Buffer], name: str) -> SvgContext:
-    steps = max((b.last for b in buffers), default=0) + 1
+    # step -1: inputs the caller writes before the first call (--io-in-arena)
+    start = min((b.first for b in buffers), default=0) if any(b.first < 0 for b in buffers) else 0
+    steps = max((b.last for b in buffers), default=0) + 1 - start
     width = min(max(WIDTH, LEFT + RIGHT + steps * STEP_PX), MAX_WIDTH)
     plot_w, plot_h = width - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     bottom = TOP + plot_h
@@ -121,7 +123,7 @@ def svg_context(plan: Plan, buffers: list[Buffer], name: str) -> SvgContext:
     rects = []
     for k, b in enumerate(sorted(buffers, key=lambda b: (b.first, plan.offsets[b.name], b.name))):
         off = plan.offsets[b.name]
-        x, w = LEFT + b.first * sx, (b.last - b.first + 1) * sx
+        x, w = LEFT + (b.first - start) * sx, (b.last - b.first + 1) * sx
         h = max(b.size * sy, 0.5)
         y = bottom - off * sy - h
         label = short_label(b.name)
@@ -130,7 +132,7 @@ def svg_context(plan: Plan, buffers: list[Buffer], name: str) -> SvgContext:
                           f"{b.name}: {b.size} B at offset {off}, steps {b.first}-{b.last}",
                           _f(x + w / 2), _f(y + h / 2), _f(font)))
     stride = max(1, math.ceil(steps / 24))
-    x_ticks = tuple(Tick(_f(LEFT + (s + 0.5) * sx), str(s)) for s in range(0, steps, stride))
+    x_ticks = tuple(Tick(_f(LEFT + (s + 0.5) * sx), str(s + start)) for s in range(0, steps, stride))
     ystep = _nice_step(top_bytes)
     y_ticks = tuple(Tick(_f(bottom - v * sy), f"{v:,}") for v in range(0, top_bytes + 1, ystep))
     bound_y = bottom - plan.lower_bound * sy

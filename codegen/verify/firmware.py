@@ -13,13 +13,15 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import jinja2
 import numpy as np
 
-from codegen.emit.render import length_param, model_sources, write_generated
+from codegen.emit.render import harness_layout, length_param, model_sources, write_generated
 from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES, np_dtype
+from codegen.lower.context import c_identifier
 from codegen.resources import BOARDS, TEMPLATES
 from codegen.targets import Target
 from codegen.targets.boards import Board, load_board
@@ -69,6 +71,9 @@ class HarnessCtx:
     output_file: str = OUTPUT_FILE
     samples_file: str = SAMPLES_FILE
     blob_file: str | None = None  # --weights blob: linked in and loaded before the first sample
+    guard: str = ""  # the model's macro prefix (N_ARENA_SIZE, ...)
+    caller_arena: bool = False  # --arena caller: the harness provides the arena (N_init)
+    io_in_arena: bool = False  # --io-in-arena: samples copied to N_input_k(), outputs read at N_output_k()
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,7 @@ def harness_context(manifest: dict, board: Board, count: int) -> HarnessCtx:
                          int(np.prod(shape, dtype=np.int64)), offset, entry if "length_axis" in entry else None,
                          length_param(entry["c_name"]) if "length_axis" in entry else None)
 
+    layout = harness_layout(manifest)
     inputs, offset = [], 0
     for entry in manifest["inputs"]:
         spec = io(entry, offset)
@@ -122,7 +128,9 @@ def harness_context(manifest: dict, board: Board, count: int) -> HarnessCtx:
         offset = _align(offset + spec.elements * np_dtype(spec.dtype).itemsize, SAMPLE_ALIGN)
     return HarnessCtx(name=manifest["name"], board=board.name, count=count, sample_bytes=max(offset, SAMPLE_ALIGN),
                       inputs=tuple(inputs), outputs=tuple(io(e, 0) for e in manifest["outputs"]),
-                      blob_file=manifest.get("weights", {}).get("blob_file"))
+                      blob_file=manifest.get("weights", {}).get("blob_file"),
+                      guard=c_identifier(manifest["name"]).upper(), caller_arena=layout.caller_arena,
+                      io_in_arena=layout.io_in_arena)
 
 
 def samples_blob(h: HarnessCtx, samples: list[dict[str, np.ndarray]]) -> bytes:
@@ -212,11 +220,14 @@ def _compile_object(base: list[str], src: str, work: Path) -> Path:
 
 
 def build_firmware(files: dict[str, str], name: str, target: Target, samples: list[dict[str, np.ndarray]],
-                   work: Path, *, profile: bool = False) -> Firmware:
+                   work: Path, *, profile: bool = False, cflags: tuple[str, ...] = (),
+                   link_script: Callable[[str], str] | None = None) -> Firmware:
     """Write everything into `work` and build `work/<name>.elf` for the target's board.
 
     With `profile`, kiln_profile.h is forced into the model and the harness, turning
-    KILN_PROFILE_MARK into the marker the counting plugin looks for.
+    KILN_PROFILE_MARK into the marker the counting plugin looks for. `cflags` are added to
+    every compilation (a user's -D, such as KILN_ARENA_SECTION); `link_script` edits the
+    board's linker script text (a section of the user's placed in a region).
     """
     board = board_of(target)
     if shutil.which(target.cc) is None:
@@ -229,12 +240,13 @@ def build_firmware(files: dict[str, str], name: str, target: Target, samples: li
     (work / SAMPLES_FILE).write_bytes(samples_blob(h, samples))
     (work / "harness_main.c").write_text(_ENV.get_template("harness/cortex_m_main.c.j2").render(h=h))
     (work / "kiln_samples.S").write_text(_ENV.get_template("harness/cortex_m_samples.S.j2").render(h=h))
-    (work / "link.ld").write_text(_ENV.get_template("cortex_m/link.ld.j2").render(b=board))
+    script = _ENV.get_template("cortex_m/link.ld.j2").render(b=board)
+    (work / "link.ld").write_text(link_script(script) if link_script is not None else script)
 
     cc = target.cc
     includes = ["-I", str(work), "-I", str(CORTEX_M)]
     profiling = ["-include", "kiln_profile.h"] if profile else []
-    base = [cc, *target.cflags, *SECTION_FLAGS, *includes, *profiling]
+    base = [cc, *target.cflags, *SECTION_FLAGS, *includes, *profiling, *cflags]
     model_objs = [_compile_object(base, src, work) for src in model_sources(files, name)]
     support_objs = [_compile_object(base, src, work)
                     for src in ("harness_main.c", str(CORTEX_M / "startup.c"), "kiln_samples.S")]

@@ -135,11 +135,12 @@ def profile_generated_user(files: dict[str, str], name: str, manifest: dict, tar
 
 
 def profile_model(model: Path, options: CompileOptions, *, samples: int = 1, seed: int = 0,
-                  plugin: Path | None = None) -> Profile:
+                  plugin: Path | None = None, build=None) -> Profile:
+    """`build`: the model compiled with `options` already (the CLI prints what --ram-limit took)."""
     if options.target.runner not in ("qemu-system", "qemu-user"):
         raise KilnError(f"kiln profile counts instructions on an emulated board; target '{options.target.name}' "
                         f"has none (use a cortex-m or cortex-a target)")
-    build = compile_model(model, options)
+    build = build if build is not None else compile_model(model, options)
     inputs = random_samples(build.manifest["inputs"], samples, seed)
     with progress.step("building the firmware and counting its instructions in QEMU"):
         if options.target.runner == "qemu-user":

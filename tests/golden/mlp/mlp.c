@@ -16,9 +16,17 @@ extern const float mlp_c_fc1_bias[32];
 extern const float mlp_w_fully_connected_1[320];
 extern const float mlp_c_fc2_bias[10];
 
-/* All activations and scratch buffers, placed by the memory planner. */
-#if defined(__GNUC__)
-static uint8_t mlp_arena[MLP_ARENA_SIZE] __attribute__((aligned(16)));
+/* All activations and scratch buffers, placed by the memory planner.
+ * Its section and alignment: KILN_ARENA_SECTION, KILN_ARENA_ALIGN (see mlp.h). */
+#ifndef KILN_ARENA_ALIGN
+#define KILN_ARENA_ALIGN 16
+#elif (KILN_ARENA_ALIGN) < 16 || ((KILN_ARENA_ALIGN) & ((KILN_ARENA_ALIGN) - 1)) != 0
+#error "KILN_ARENA_ALIGN must be a power of two, at least 16"
+#endif
+#if defined(__GNUC__) && defined(KILN_ARENA_SECTION)
+static uint8_t mlp_arena[MLP_ARENA_SIZE] __attribute__((section(KILN_ARENA_SECTION), aligned(KILN_ARENA_ALIGN)));
+#elif defined(__GNUC__)
+static uint8_t mlp_arena[MLP_ARENA_SIZE] __attribute__((aligned(KILN_ARENA_ALIGN)));
 #else
 static uint8_t mlp_arena[MLP_ARENA_SIZE];
 #endif

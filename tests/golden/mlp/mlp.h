@@ -9,7 +9,10 @@
 extern "C" {
 #endif
 
-/* Bytes of the static activation arena inside mlp.c. */
+/* Bytes of the static activation arena inside mlp.c.
+ * To place it, build with -DKILN_ARENA_SECTION='".sram2"' (a section your linker script puts in
+ * DTCM, SRAM2 or external RAM); to align it further, -DKILN_ARENA_ALIGN=32 (a power of two of at
+ * least 16, the default). Both apply to GCC and Clang builds. */
 #define MLP_ARENA_SIZE 168u
 /* Bytes of constant data (weights, biases, quantization tables) in flash. */
 #define MLP_WEIGHTS_SIZE 3496u

@@ -21,9 +21,17 @@ extern const int32_t tiny_int8_multiplier_fully_connected_0[3];
 extern const int32_t tiny_int8_shift_fully_connected_0[3];
 extern const int32_t tiny_int8_bias_fully_connected_0[3];
 
-/* All activations and scratch buffers, placed by the memory planner. */
-#if defined(__GNUC__)
-static uint8_t tiny_int8_arena[TINY_INT8_ARENA_SIZE] __attribute__((aligned(16)));
+/* All activations and scratch buffers, placed by the memory planner.
+ * Its section and alignment: KILN_ARENA_SECTION, KILN_ARENA_ALIGN (see tiny_int8.h). */
+#ifndef KILN_ARENA_ALIGN
+#define KILN_ARENA_ALIGN 16
+#elif (KILN_ARENA_ALIGN) < 16 || ((KILN_ARENA_ALIGN) & ((KILN_ARENA_ALIGN) - 1)) != 0
+#error "KILN_ARENA_ALIGN must be a power of two, at least 16"
+#endif
+#if defined(__GNUC__) && defined(KILN_ARENA_SECTION)
+static uint8_t tiny_int8_arena[TINY_INT8_ARENA_SIZE] __attribute__((section(KILN_ARENA_SECTION), aligned(KILN_ARENA_ALIGN)));
+#elif defined(__GNUC__)
+static uint8_t tiny_int8_arena[TINY_INT8_ARENA_SIZE] __attribute__((aligned(KILN_ARENA_ALIGN)));
 #else
 static uint8_t tiny_int8_arena[TINY_INT8_ARENA_SIZE];
 #endif

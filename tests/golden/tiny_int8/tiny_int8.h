@@ -9,7 +9,10 @@
 extern "C" {
 #endif
 
-/* Bytes of the static activation arena inside tiny_int8.c. */
+/* Bytes of the static activation arena inside tiny_int8.c.
+ * To place it, build with -DKILN_ARENA_SECTION='".sram2"' (a section your linker script puts in
+ * DTCM, SRAM2 or external RAM); to align it further, -DKILN_ARENA_ALIGN=32 (a power of two of at
+ * least 16, the default). Both apply to GCC and Clang builds. */
 #define TINY_INT8_ARENA_SIZE 52u
 /* Bytes of constant data (weights, biases, quantization tables) in flash. */
 #define TINY_INT8_WEIGHTS_SIZE 168u

@@ -1,0 +1,179 @@
+"""`--ram-limit`: the fastest combination of kernel variants and plans whose RAM fits.
+
+What a build can trade for RAM, each at its own price in speed:
+- in-place kernels: the reference variant of some kernels runs in place (depthwise one
+  channel at a time over its input, convolution with a smaller partial overlap) where the
+  target's faster variant (cortex_m_dsp, mve, neon) needs more room: per kernel stem, the
+  target's variant or the reference one (`Config.reference`);
+- the patch-based first stage (--patch-stage): fewer live bytes, halo rows computed again;
+- inputs and outputs inside the arena (--io-in-arena): free in speed, another C API.
+
+RAM is what the model itself needs: the arena, plus the inputs and outputs when they are the
+caller's buffers (the stack is the application's; `codegen.budget`). Speed is the fusion cost
+model's estimate of the lowered program (codegen/fusion/costmodel.py), each node priced with
+the constants of the kernel family that computes it: estimates, good for ranking, not for
+promising a count (`kiln profile` measures the build taken).
+
+The search itself (`choose`) is pure: the compiler hands it one `Trial` per configuration and
+it returns the fastest that fits, or says how close the smallest came.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from codegen.fusion.costmodel import kernel_estimate
+from codegen.fusion.target_cost import cost_params
+from codegen.fusion.work import node_work
+
+MAX_FREE_STEMS = 4  # beyond this many candidate kernels: none, each alone, or all of them
+
+
+@dataclass(frozen=True)
+class Config:
+    """One way to build: kernels run by their reference (in-place) variant, patch stage, I/O."""
+
+    reference: tuple[str, ...] = ()
+    patch_stage: bool = False
+    io_in_arena: bool = False
+
+    def describe(self) -> str:
+        parts = ([f"reference in-place kernels for {', '.join(self.reference)}"] if self.reference else
+                 ["the target's kernels"])
+        parts += ["patch-based first stage"] if self.patch_stage else []
+        parts += ["inputs and outputs in the arena"] if self.io_in_arena else []
+        return ", ".join(parts)
+
+    @property
+    def changes(self) -> int:
+        """How far from the build as asked: fewer is preferred between equally fast ones."""
+        return len(self.reference) + self.patch_stage + self.io_in_arena
+
+    def manifest(self) -> dict:
+        return {"reference_kernels": list(self.reference), "patch_stage": self.patch_stage,
+                "io_in_arena": self.io_in_arena}
+
+
+@dataclass(frozen=True)
+class Trial:
+    """A configuration planned: its RAM (arena + I/O outside it) and estimated cycles."""
+
+    config: Config
+    arena_bytes: int
+    ram_bytes: int
+    cycles: int
+    planner_status: str = "OPTIMAL"  # "FEASIBLE": a better planner might still find less
+    floor_bytes: int | None = None  # RAM no plan of this configuration can go below (None: ram_bytes)
+
+    @property
+    def floor(self) -> int:
+        return self.ram_bytes if self.floor_bytes is None else self.floor_bytes
+
+    @property
+    def improvable(self) -> bool:
+        return self.planner_status != "OPTIMAL" and self.floor < self.ram_bytes
+
+
+@dataclass(frozen=True)
+class Fit:
+    """What the search took (`chosen`, None when nothing fits) out of `trials`."""
+
+    limit: int
+    chosen: Trial | None
+    trials: tuple[Trial, ...]
+
+    @property
+    def smallest(self) -> Trial:
+        return min(self.trials, key=lambda t: (t.ram_bytes, t.cycles, t.config.changes))
+
+    def manifest(self) -> dict:
+        return {"ram_limit_bytes": self.limit,
+                "chosen": None if self.chosen is None else {**self.chosen.config.manifest(),
+                                                           "ram_bytes": self.chosen.ram_bytes,
+                                                           "estimated_cycles": self.chosen.cycles},
+                "trials": [{**t.config.manifest(), "arena_bytes": t.arena_bytes, "ram_bytes": t.ram_bytes,
+                            "estimated_cycles": t.cycles} for t in self.trials]}
+
+
+def configs(stems: list[str], patch: bool, io: bool = True) -> list[Config]:
+    """Every combination to try: subsets of the kernel `stems` whose reference variant saves
+    RAM (all of them up to MAX_FREE_STEMS stems; past that none, each alone, or all), with and
+    without the patch stage when the model has one (`patch`), I/O outside and inside."""
+    stems = sorted(stems)
+    if len(stems) <= MAX_FREE_STEMS:
+        subsets = [c for k in range(len(stems) + 1) for c in itertools.combinations(stems, k)]
+    else:
+        subsets = [()] + [(s,) for s in stems] + [tuple(stems)]
+    return [Config(tuple(sub), p, i) for sub in subsets for p in ((False, True) if patch else (False,))
+            for i in ((False, True) if io else (False,))]
+
+
+def choose(trials: list[Trial], limit: int, refine: Callable[[Trial], Trial] | None = None) -> Fit:
+    """The fastest trial within `limit` bytes (ties: the fewest changes, then the least RAM).
+
+    `refine` plans a trial again with a better (slower) planner. Fastest first, a trial whose
+    plan is above the limit but whose floor is not is refined before a slower one is taken;
+    when nothing fits, the trials whose floor is below the least RAM found are refined (fewest
+    bytes first), so that the figure reported is the least Kiln can reach."""
+    trials = list(trials)
+    order = sorted(range(len(trials)), key=lambda k: (trials[k].cycles, trials[k].config.changes,
+                                                      trials[k].ram_bytes))
+    for k in order:
+        if trials[k].ram_bytes > limit and refine is not None and trials[k].improvable and trials[k].floor <= limit:
+            trials[k] = refine(trials[k])
+        if trials[k].ram_bytes <= limit:
+            return Fit(limit, trials[k], tuple(trials))
+    for k in sorted(range(len(trials)), key=lambda k: trials[k].floor):
+        least = min(t.ram_bytes for t in trials)
+        if refine is not None and trials[k].improvable and trials[k].floor < least:
+            trials[k] = refine(trials[k])
+    return Fit(limit, None, tuple(trials))
+
+
+def program_cycles(g, calls, target) -> int:
+    """Estimated cycles of a lowered program: each node of the lowered graph `g` priced with
+    the cost constants of the kernel family (variant) of the call that computes it."""
+    base = cost_params(target)
+    family = {tuple(c.origin): c.variant for c in calls}
+    params = {}
+    total = 0
+    for node in g.nodes:
+        variant = family.get(tuple(node.origin or (node.name,)), base.family)
+        if variant not in params:
+            params[variant] = replace(base, family=variant)
+        total += kernel_estimate(node_work(node, g), params[variant]).cycles
+    return total
+
+
+def inplace_stems(target_calls, reference_calls) -> list[str]:
+    """Kernel stems whose reference variant declares an in-place reuse that the target's
+    variant does not declare the same way (the two lowerings of one graph, call by call)."""
+    stems = set()
+    for fast, ref in zip(target_calls, reference_calls):
+        if fast.variant == ref.variant or not ref.inplace_ok:
+            continue
+        if (fast.inplace_kernel, fast.inplace_overlap, bool(fast.inplace_ok)) != \
+                (ref.inplace_kernel, ref.inplace_overlap, True):
+            stems.add(request_stem(fast))
+    return sorted(stems)
+
+
+def request_stem(call) -> str:
+    """The registry key the call was selected by (what `select`'s `reference` names): the kernel
+    of a fixed kernel or family member, the template stem of a kernel generated per call site."""
+    return call.template if "__" in call.kernel else call.kernel
+
+
+def format_fit(fit: Fit, baseline: Trial | None) -> str:
+    """One line: what --ram-limit took and what it costs against the build as asked."""
+    t = fit.chosen
+    if t is None:
+        s = fit.smallest
+        return (f"nothing fits {fit.limit} B: the least RAM Kiln reaches is {s.ram_bytes} B "
+                f"({s.config.describe()})")
+    cost = ""
+    if baseline is not None and baseline.cycles:
+        cost = f", estimated {100.0 * (t.cycles - baseline.cycles) / baseline.cycles:+.1f}% cycles"
+    return f"took {t.config.describe()}: RAM {t.ram_bytes} B of {fit.limit} B (arena {t.arena_bytes} B){cost}"
