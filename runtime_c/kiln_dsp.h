@@ -223,6 +223,71 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t 
     return w;
 }
 
+/* kiln_dsp_dot_2x2 over weights already widened to int16 lanes at compile time
+ * (repack.dsp_gemm_pairs_wide: per group, row 0's two words then row 1's): no SXTB16, per
+ * group two LDRD of the columns, two of the weights and eight SMLAD for 16 multiply-
+ * accumulates, four groups per loop turn. The same 14 registers as kiln_dsp_dot_2x2 (the
+ * weight pair takes the place of its unpacked lanes). Returns w past the pair of rows. */
+KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2_wide(const int32_t *w, const int16_t *col0,
+                                                     const int16_t *col1, int32_t groups, int32_t acc[4])
+{
+    const int16_t *c0 = col0, *c1 = col1;
+    int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
+#if !defined(__OPTIMIZE__)
+    int32_t g;  /* -O0: intrinsics instead of the assembly below (see kiln_dsp_dot_2x2) */
+    (void)c0;
+    (void)c1;
+    for (g = 0; g < groups; ++g, col0 += 4, col1 += 4, w += 4) {
+        const int32_t x0a = kiln_dsp_ld32(col0), x0b = kiln_dsp_ld32(col0 + 2);
+        const int32_t x1a = kiln_dsp_ld32(col1), x1b = kiln_dsp_ld32(col1 + 2);
+        a00 = __smlad(w[1], x0b, __smlad(w[0], x0a, a00));
+        a01 = __smlad(w[1], x1b, __smlad(w[0], x1a, a01));
+        a10 = __smlad(w[3], x0b, __smlad(w[2], x0a, a10));
+        a11 = __smlad(w[3], x1b, __smlad(w[2], x1a, a11));
+    }
+#else
+    int32_t n = groups >> 2;
+    int32_t x0a, x0b, x1a, x1b, wa, wb;
+#define KILN_DSP_2X2W_GROUP                                                                     \
+    "ldrd   %[x0a], %[x0b], [%[c0]], #8\n\t"                                                  \
+    "ldrd   %[x1a], %[x1b], [%[c1]], #8\n\t"                                                  \
+    "ldrd   %[wa], %[wb], [%[w]], #8\n\t"                                                     \
+    "smlad  %[a00], %[wa], %[x0a], %[a00]\n\t"                                                \
+    "smlad  %[a00], %[wb], %[x0b], %[a00]\n\t"                                                \
+    "smlad  %[a01], %[wa], %[x1a], %[a01]\n\t"                                                \
+    "smlad  %[a01], %[wb], %[x1b], %[a01]\n\t"                                                \
+    "ldrd   %[wa], %[wb], [%[w]], #8\n\t"                                                     \
+    "smlad  %[a10], %[wa], %[x0a], %[a10]\n\t"                                                \
+    "smlad  %[a10], %[wb], %[x0b], %[a10]\n\t"                                                \
+    "smlad  %[a11], %[wa], %[x1a], %[a11]\n\t"                                                \
+    "smlad  %[a11], %[wb], %[x1b], %[a11]\n\t"
+#define KILN_DSP_2X2W_OPERANDS                                                                  \
+    : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [c0] "+r"(c0),      \
+      [c1] "+r"(c1), [w] "+r"(w), [n] "+r"(n), [x0a] "=&r"(x0a), [x0b] "=&r"(x0b),            \
+      [x1a] "=&r"(x1a), [x1b] "=&r"(x1b), [wa] "=&r"(wa), [wb] "=&r"(wb)                       \
+    : : "cc", "memory"
+    if (n > 0) {
+        __asm__ volatile("1:\n\t" KILN_DSP_2X2W_GROUP KILN_DSP_2X2W_GROUP KILN_DSP_2X2W_GROUP
+                         KILN_DSP_2X2W_GROUP
+                         "subs   %[n], %[n], #1\n\t"
+                         "bne    1b\n\t" KILN_DSP_2X2W_OPERANDS);
+    }
+    n = groups & 3;
+    if (n > 0) {
+        __asm__ volatile("1:\n\t" KILN_DSP_2X2W_GROUP
+                         "subs   %[n], %[n], #1\n\t"
+                         "bne    1b\n\t" KILN_DSP_2X2W_OPERANDS);
+    }
+#undef KILN_DSP_2X2W_GROUP
+#undef KILN_DSP_2X2W_OPERANDS
+#endif
+    acc[0] = a00;
+    acc[1] = a01;
+    acc[2] = a10;
+    acc[3] = a11;
+    return w;
+}
+
 /* Four weight words of a group (one per row) times the group's input lanes xa, xb into
  * a0..a3: two LDRD, eight SXTB16, eight SMLAD. Shared by the two 4x1 kernels below. */
 #define KILN_DSP_4X1_ROWS(ra, rb)                                                               \
@@ -517,6 +582,99 @@ KILN_DSP_INLINE void kiln_dsp_store_pair(const int32_t *acc, const int32_t *rq, 
             }
         }
     }
+}
+
+/* ---- depthwise, requantized in the loop ---- */
+
+/* Every channel of one output pixel of a 3x3 depthwise layer whose channels all shift right
+ * by 2 or more, four channels per turn: the nine taps as kiln_dsp_dw_3x3 (from x, taps xstride
+ * bytes apart, rows ystride), then kiln_dsp_requant_r2 of the four accumulators (k = 1 + 2 zp),
+ * the clamp to the lanes of lo4 / hi4 and one word stored at out. w holds the groups' taps
+ * (repack.dsp_depthwise_taps), q their records (KILN_DSP_RQ words per channel, the bias
+ * first). One loop in assembly: GCC spills the loop's pointers around kiln_dsp_dw_3x3 and
+ * reloads the constants of every group; here the 14 registers hold the taps' operands and the
+ * group's pointers, and the counter, output pointer and layer constants live on the stack. */
+KILN_DSP_INLINE void kiln_dsp_dw_3x3_r2_pixel(const int8_t *x, int32_t ystride, int32_t xstride, const int32_t *w,
+                                              const int32_t *q, int8_t *out, int32_t groups, int32_t k,
+                                              uint32_t lo4, uint32_t hi4)
+{
+#if !defined(__OPTIMIZE__)
+    int32_t g;  /* -O0 (r7 the frame pointer): the same arithmetic from the C helpers */
+    for (g = 0; g < groups; ++g, x += 4, w += 18, q += 4 * KILN_DSP_RQ, out += 4) {
+        int32_t acc[4];
+        acc[0] = q[0];
+        acc[1] = q[KILN_DSP_RQ];
+        acc[2] = q[2 * KILN_DSP_RQ];
+        acc[3] = q[3 * KILN_DSP_RQ];
+        kiln_dsp_dw_taps(x, ystride, xstride, 3, 3, w, acc);
+        kiln_dsp_st32(out, (int32_t)kiln_dsp_out4(acc, q + 1, q + KILN_DSP_RQ + 1, q + 2 * KILN_DSP_RQ + 1,
+                                                  q + 3 * KILN_DSP_RQ + 1, 1, 0, k, lo4, hi4));
+    }
+#else
+    int32_t a0, a1, a2, a3, y, v, e, w0, w1;
+    int8_t *o = out;
+    int32_t n = groups;
+#define KILN_DSP_DWP_TAP(addr)                                                                  \
+    "ldr    %[v], " addr "\n\t"                                                               \
+    "ldrd   %[w0], %[w1], [%[w]], #8\n\t"                                                     \
+    "sxtb16 %[e], %[v]\n\t"                                                                   \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                           \
+    "smlabb %[a0], %[e], %[w0], %[a0]\n\t"                                                    \
+    "smlatt %[a2], %[e], %[w0], %[a2]\n\t"                                                    \
+    "smlabb %[a1], %[v], %[w1], %[a1]\n\t"                                                    \
+    "smlatt %[a3], %[v], %[w1], %[a3]\n\t"
+#define KILN_DSP_DWP_ROW(r)                                                                     \
+    KILN_DSP_DWP_TAP("[%[" r "]]") KILN_DSP_DWP_TAP("[%[" r "], %[xs]]")                        \
+    KILN_DSP_DWP_TAP("[%[" r "], %[xs], lsl #1]")
+    /* kiln_dsp_requant_r2 of accumulator a with the record fields at q + off (M, A, shift) */
+#define KILN_DSP_DWP_RQ(a, off)                                                                 \
+    "ldrd   %[w0], %[w1], [%[q], #" off "]\n\t"                                               \
+    "ldr    %[e], [%[q], #" off " + 8]\n\t"                                                   \
+    "and    %[w1], %[w1], %[" a "], asr #31\n\t"                                              \
+    "umull  %[v], %[" a "], %[" a "], %[w0]\n\t"                                              \
+    "add    %[" a "], %[" a "], %[v], lsr #31\n\t"                                            \
+    "add    %[" a "], %[" a "], %[w1]\n\t"                                                    \
+    "asr    %[" a "], %[" a "], %[e]\n\t"                                                     \
+    "add    %[" a "], %[" a "], %[y]\n\t"                                                     \
+    "ssat   %[" a "], #8, %[" a "], asr #1\n\t"
+    __asm__ volatile("1:\n\t"
+                     "ldr    %[a0], [%[q]]\n\t"
+                     "ldr    %[a1], [%[q], #16]\n\t"
+                     "ldr    %[a2], [%[q], #32]\n\t"
+                     "ldr    %[a3], [%[q], #48]\n\t"
+                     KILN_DSP_DWP_ROW("x")
+                     "add    %[y], %[x], %[ys]\n\t" KILN_DSP_DWP_ROW("y")
+                     "add    %[y], %[y], %[ys]\n\t" KILN_DSP_DWP_ROW("y")
+                     "ldr    %[y], %[k]\n\t"
+                     KILN_DSP_DWP_RQ("a0", "4") KILN_DSP_DWP_RQ("a1", "20")
+                     KILN_DSP_DWP_RQ("a2", "36") KILN_DSP_DWP_RQ("a3", "52")
+                     "bfi    %[a0], %[a1], #8, #8\n\t"
+                     "bfi    %[a2], %[a3], #8, #8\n\t"
+                     "bfi    %[a0], %[a2], #16, #16\n\t"
+                     "ldr    %[v], %[lo4]\n\t"
+                     "ssub8  %[e], %[a0], %[v]\n\t"
+                     "sel    %[a0], %[a0], %[v]\n\t"
+                     "ldr    %[v], %[hi4]\n\t"
+                     "ssub8  %[e], %[v], %[a0]\n\t"
+                     "sel    %[a0], %[a0], %[v]\n\t"
+                     "ldr    %[v], %[o]\n\t"
+                     "str    %[a0], [%[v]], #4\n\t"
+                     "str    %[v], %[o]\n\t"
+                     "adds   %[x], %[x], #4\n\t"
+                     "adds   %[q], %[q], #64\n\t"
+                     "ldr    %[v], %[n]\n\t"
+                     "subs   %[v], %[v], #1\n\t"
+                     "str    %[v], %[n]\n\t"
+                     "bne    1b\n\t"
+                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [x] "+r"(x), [w] "+r"(w),
+                       [q] "+r"(q), [y] "=&r"(y), [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1),
+                       [o] "+m"(o), [n] "+m"(n)
+                     : [xs] "r"(xstride), [ys] "r"(ystride), [k] "m"(k), [lo4] "m"(lo4), [hi4] "m"(hi4)
+                     : "cc", "memory");
+#undef KILN_DSP_DWP_TAP
+#undef KILN_DSP_DWP_ROW
+#undef KILN_DSP_DWP_RQ
+#endif
 }
 
 #endif /* KILN_DSP_H */

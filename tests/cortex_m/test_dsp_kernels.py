@@ -38,6 +38,10 @@ CONV = [
     ((1, 3, 4, 8), (4, 2, 2, 8), {}, {"gain": 3000.0, "out_zp": -60}),  # left shifts
     ((2, 3, 3, 32), (6, 1, 1, 32), {}, {"in_zp": -128}),  # pointwise on 16k channels (read in place): odd pixels
     ((1, 1, 2, 5), (3, 1, 1, 5), {}, {}),  # pointwise, the whole input shorter than a vector
+    # 64 pixels or more: the DSP kernel's int16 weights (conv2d_s8.WIDE_MIN_PIXELS)
+    ((1, 9, 8, 24), (6, 1, 1, 24), {}, {}),  # pointwise, 6 groups: a whole loop turn and a remainder
+    ((1, 8, 9, 3), (7, 3, 3, 3), {"pads": (1, 1, 1, 1), "activation": "relu"}, {"in_zp": -5}),  # odd O, K = 27
+    ((2, 6, 6, 20), (5, 1, 1, 20), {}, {"gain": 60.0}),  # batches, general requantization
 ]
 DEPTHWISE = [
     ((1, 6, 5, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1)}, {}),  # 3x3 fast path, padded
