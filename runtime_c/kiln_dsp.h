@@ -278,7 +278,6 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2_wide(const int32_t *w, const int
                          "subs   %[n], %[n], #1\n\t"
                          "bne    1b\n\t" KILN_DSP_2X2W_OPERANDS);
     }
-#undef KILN_DSP_2X2W_GROUP
 #undef KILN_DSP_2X2W_OPERANDS
 #endif
     acc[0] = a00;
@@ -676,5 +675,118 @@ KILN_DSP_INLINE void kiln_dsp_dw_3x3_r2_pixel(const int8_t *x, int32_t ystride, 
 #undef KILN_DSP_DWP_RQ
 #endif
 }
+
+/* ---- the convolution's pixel pair, requantized in the loop ---- */
+
+/* Every output channel of a pair of output pixels, for a layer whose channels all shift right
+ * by 2 or more, whose output channels are even and whose weights are int16 lanes
+ * (repack.dsp_gemm_pairs_wide): for each pair of channels, the 2x2 tile of
+ * kiln_dsp_dot_2x2_wide from the records' biases, kiln_dsp_requant_r2 of its four
+ * accumulators (k = 1 + 2 zp), the clamp to the lanes of lo4 / hi4, and two bytes stored at
+ * out0 (pixel 0) and two at out0 + out1_off (pixel 1; 0 for a lone last pixel, whose column
+ * col1 then repeats col0). The columns must be complete before the call: outputs are written
+ * as the channels go, so no accumulator scratch. One assembly loop: around a C loop GCC
+ * spills the tile's pointers and reloads its constants (about 25 instructions per tile of
+ * four outputs); here the channel loop's state lives on the stack. */
+KILN_DSP_INLINE void kiln_dsp_gemm_pair_r2_wide(const int32_t *w, const int16_t *col0, const int16_t *col1,
+                                                int32_t groups, const int32_t *rq, int32_t out_c, int8_t *out0,
+                                                int32_t out1_off, int32_t k, uint32_t lo4, uint32_t hi4)
+{
+#if !defined(__OPTIMIZE__)
+    int32_t c;  /* -O0 (r7 the frame pointer): the same arithmetic from the C helpers */
+    for (c = 0; c < out_c; c += 2, rq += 2 * KILN_DSP_RQ, out0 += 2) {
+        int32_t t[4], a[4];
+        uint32_t v;
+        t[0] = t[1] = rq[0];
+        t[2] = t[3] = rq[KILN_DSP_RQ];
+        w = kiln_dsp_dot_2x2_wide(w, col0, col1, groups, t);
+        a[0] = t[0];
+        a[1] = t[2];
+        a[2] = t[1];
+        a[3] = t[3];
+        v = kiln_dsp_out4(a, rq + 1, rq + 1 + KILN_DSP_RQ, rq + 1, rq + 1 + KILN_DSP_RQ, 1, 0, k, lo4, hi4);
+        kiln_dsp_st16(out0 + out1_off, (int32_t)(v >> 16));
+        kiln_dsp_st16(out0, (int32_t)v);
+    }
+#else
+    int32_t a00, a01, a10, a11, c0, c1, n, x0a, x0b, x1a, x1b, wa, wb;
+    const int32_t coff = (int32_t)((const int8_t *)col1 - (const int8_t *)col0);
+    const int32_t g4 = groups >> 2, g1 = groups & 3;
+    const int32_t *q = rq;
+    int8_t *o = out0;
+    int32_t pairs = out_c >> 1;
+    /* kiln_dsp_requant_r2 of accumulator a: M, A and the shift in x0a, x0b, x1a, k in c1 */
+#define KILN_DSP_GP_RQ(a)                                                                       \
+    "and    %[wb], %[x0b], %[" a "], asr #31\n\t"                                             \
+    "umull  %[wa], %[" a "], %[" a "], %[x0a]\n\t"                                            \
+    "add    %[" a "], %[" a "], %[wa], lsr #31\n\t"                                           \
+    "add    %[" a "], %[" a "], %[wb]\n\t"                                                    \
+    "asr    %[" a "], %[" a "], %[x1a]\n\t"                                                   \
+    "add    %[" a "], %[" a "], %[c1]\n\t"                                                    \
+    "ssat   %[" a "], #8, %[" a "], asr #1\n\t"
+    __asm__ volatile("0:\n\t"
+                     "ldr    %[wa], %[q]\n\t"
+                     "ldr    %[a00], [%[wa]]\n\t"
+                     "ldr    %[a10], [%[wa], #16]\n\t"
+                     "mov    %[a01], %[a00]\n\t"
+                     "mov    %[a11], %[a10]\n\t"
+                     "ldr    %[c0], %[col]\n\t"
+                     "ldr    %[c1], %[coff]\n\t"
+                     "add    %[c1], %[c1], %[c0]\n\t"
+                     "ldr    %[n], %[g4]\n\t"
+                     "cmp    %[n], #0\n\t"
+                     "beq    2f\n\t"
+                     "1:\n\t" KILN_DSP_2X2W_GROUP KILN_DSP_2X2W_GROUP KILN_DSP_2X2W_GROUP KILN_DSP_2X2W_GROUP
+                     "subs   %[n], %[n], #1\n\t"
+                     "bne    1b\n\t"
+                     "2:\n\t"
+                     "ldr    %[n], %[g1]\n\t"
+                     "cmp    %[n], #0\n\t"
+                     "beq    4f\n\t"
+                     "3:\n\t" KILN_DSP_2X2W_GROUP
+                     "subs   %[n], %[n], #1\n\t"
+                     "bne    3b\n\t"
+                     "4:\n\t"
+                     "ldr    %[n], %[q]\n\t"
+                     "ldr    %[c1], %[k]\n\t"
+                     "ldrd   %[x0a], %[x0b], [%[n], #4]\n\t"
+                     "ldr    %[x1a], [%[n], #12]\n\t"
+                     KILN_DSP_GP_RQ("a00") KILN_DSP_GP_RQ("a01")
+                     "ldrd   %[x0a], %[x0b], [%[n], #20]\n\t"
+                     "ldr    %[x1a], [%[n], #28]\n\t"
+                     KILN_DSP_GP_RQ("a10") KILN_DSP_GP_RQ("a11")
+                     "adds   %[n], %[n], #32\n\t"
+                     "str    %[n], %[q]\n\t"
+                     "bfi    %[a00], %[a10], #8, #8\n\t"
+                     "bfi    %[a01], %[a11], #8, #8\n\t"
+                     "bfi    %[a00], %[a01], #16, #16\n\t"
+                     "ldr    %[wa], %[lo4]\n\t"
+                     "ssub8  %[wb], %[a00], %[wa]\n\t"
+                     "sel    %[a00], %[a00], %[wa]\n\t"
+                     "ldr    %[wa], %[hi4]\n\t"
+                     "ssub8  %[wb], %[wa], %[a00]\n\t"
+                     "sel    %[a00], %[a00], %[wa]\n\t"
+                     "ldr    %[wa], %[o]\n\t"
+                     "ldr    %[wb], %[o1]\n\t"
+                     "lsrs   %[x0a], %[a00], #16\n\t"
+                     "strh   %[x0a], [%[wa], %[wb]]\n\t"
+                     "strh   %[a00], [%[wa]], #2\n\t"
+                     "str    %[wa], %[o]\n\t"
+                     "ldr    %[wa], %[pairs]\n\t"
+                     "subs   %[wa], %[wa], #1\n\t"
+                     "str    %[wa], %[pairs]\n\t"
+                     "bne    0b\n\t"
+                     : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [c0] "=&r"(c0),
+                       [c1] "=&r"(c1), [w] "+r"(w), [n] "=&r"(n), [x0a] "=&r"(x0a), [x0b] "=&r"(x0b),
+                       [x1a] "=&r"(x1a), [x1b] "=&r"(x1b), [wa] "=&r"(wa), [wb] "=&r"(wb),
+                       [q] "+m"(q), [o] "+m"(o), [pairs] "+m"(pairs)
+                     : [col] "m"(col0), [coff] "m"(coff), [g4] "m"(g4), [g1] "m"(g1), [k] "m"(k), [lo4] "m"(lo4),
+                       [hi4] "m"(hi4), [o1] "m"(out1_off)
+                     : "cc", "memory");
+#undef KILN_DSP_GP_RQ
+#endif
+}
+
+#undef KILN_DSP_2X2W_GROUP
 
 #endif /* KILN_DSP_H */

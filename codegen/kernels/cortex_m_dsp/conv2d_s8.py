@@ -34,6 +34,12 @@ def wide_weights(shape: dict, optimize: str) -> bool:
     return optimize != "size" and shape["batches"] * shape["out_h"] * shape["out_w"] >= WIDE_MIN_PIXELS
 
 
+def pair_in_loop(wide: bool, r2: bool, out_c: int) -> bool:
+    """Whether the kernel requantizes each tile in its loop (kiln_dsp_gemm_pair_r2_wide), so
+    that it needs no accumulators in scratch; the template makes the same test."""
+    return wide and r2 and out_c % 2 == 0
+
+
 @kernel_spec
 class Conv2dS8DspSpec(KernelSpec):
     kernel, variant, Params, headers = "conv2d_s8", "cortex_m_dsp", Conv2dS8Dsp, DSP_HEADERS
@@ -44,8 +50,9 @@ class Conv2dS8DspSpec(KernelSpec):
         rows = w.reshape(w.shape[0], -1)
         k4, o2 = repack.round_up(rows.shape[1], 4), repack.round_up(rows.shape[0], 2)
         p, r2, rq = dsp_requant(request, ctx, rows, o2)
-        scratch = ScratchArg(2 * 2 * k4 + 2 * 4 * o2)  # two int16 columns, two pixels' accumulators
         wide = wide_weights(request.params, ctx.optimize)
+        # two int16 columns, and two pixels' accumulators unless each tile is requantized in the loop
+        scratch = ScratchArg(2 * 2 * k4 + (0 if pair_in_loop(wide, r2, rows.shape[0]) else 2 * 4 * o2))
         packed = repack.dsp_gemm_pairs_wide(rows) if wide else repack.dsp_gemm_rows(rows)
         args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", packed, "int32"),
                 ctx.tensor(node.outputs[0]), scratch)
