@@ -787,6 +787,107 @@ KILN_DSP_INLINE void kiln_dsp_gemm_pair_r2_wide(const int32_t *w, const int16_t 
 #endif
 }
 
+/* Four channels of `pixels` output pixels of a 3x3 depthwise row (dilation 1) whose channels
+ * all shift right by 2 or more, from input rows widened to int16 in the order
+ * [group][pixel][(c0, c2), (c1, c3)] (8 bytes a pixel, so the three taps of a row are at x,
+ * x + 8, x + 16): row 0 at x, rows 1 and 2 d1 and d2 bytes further; the next output pixel
+ * xs bytes on. Per tap one LDRD of the input, one of the weights (repack.dsp_depthwise_taps,
+ * w the group's 18 words) and four multiply-accumulates; then kiln_dsp_requant_r2 of the four
+ * accumulators with the records at q (k = 1 + 2 zp), the clamp to lo4 / hi4, one word stored
+ * at out, the next out_step bytes on. One loop in assembly, its counter and constants on the
+ * stack. */
+KILN_DSP_INLINE void kiln_dsp_dw_3x3_r2_row(const int16_t *x, int32_t xs, int32_t d1, int32_t d2, const int32_t *w,
+                                            const int32_t *q, int8_t *out, int32_t out_step, int32_t pixels,
+                                            int32_t k, uint32_t lo4, uint32_t hi4)
+{
+#if !defined(__OPTIMIZE__)
+    int32_t i, ky, kx;  /* -O0 (r7 the frame pointer): the same arithmetic in C */
+    for (i = 0; i < pixels; ++i, x += xs / 2, out += out_step) {
+        int32_t acc[4];
+        const int32_t *t = w;
+        acc[0] = q[0];
+        acc[1] = q[KILN_DSP_RQ];
+        acc[2] = q[2 * KILN_DSP_RQ];
+        acc[3] = q[3 * KILN_DSP_RQ];
+        for (ky = 0; ky < 3; ++ky) {
+            const int16_t *r = x + (ky == 0 ? 0 : (ky == 1 ? d1 : d2) / 2);
+            for (kx = 0; kx < 3; ++kx, t += 2) {
+                const int32_t e = kiln_dsp_ld32(r + 4 * kx), o = kiln_dsp_ld32(r + 4 * kx + 2);
+                acc[0] = __smlabb(e, t[0], acc[0]);
+                acc[2] = __smlatt(e, t[0], acc[2]);
+                acc[1] = __smlabb(o, t[1], acc[1]);
+                acc[3] = __smlatt(o, t[1], acc[3]);
+            }
+        }
+        kiln_dsp_st32(out, (int32_t)kiln_dsp_out4(acc, q + 1, q + KILN_DSP_RQ + 1, q + 2 * KILN_DSP_RQ + 1,
+                                                  q + 3 * KILN_DSP_RQ + 1, 1, 0, k, lo4, hi4));
+    }
+#else
+    int32_t a0, a1, a2, a3, y, v, e, w0, w1;
+    int8_t *o = out;
+    int32_t n = pixels;
+#define KILN_DSP_DWR_TAP(r, off)                                                                \
+    "ldrd   %[v], %[e], [%[" r "], #" off "]\n\t"                                             \
+    "ldrd   %[w0], %[w1], [%[w]], #8\n\t"                                                     \
+    "smlabb %[a0], %[v], %[w0], %[a0]\n\t"                                                    \
+    "smlatt %[a2], %[v], %[w0], %[a2]\n\t"                                                    \
+    "smlabb %[a1], %[e], %[w1], %[a1]\n\t"                                                    \
+    "smlatt %[a3], %[e], %[w1], %[a3]\n\t"
+#define KILN_DSP_DWR_ROW(r) KILN_DSP_DWR_TAP(r, "0") KILN_DSP_DWR_TAP(r, "8") KILN_DSP_DWR_TAP(r, "16")
+#define KILN_DSP_DWR_RQ(a, off)                                                                 \
+    "ldrd   %[w0], %[w1], [%[q], #" off "]\n\t"                                               \
+    "ldr    %[e], [%[q], #" off " + 8]\n\t"                                                   \
+    "and    %[w1], %[w1], %[" a "], asr #31\n\t"                                              \
+    "umull  %[v], %[" a "], %[" a "], %[w0]\n\t"                                              \
+    "add    %[" a "], %[" a "], %[v], lsr #31\n\t"                                            \
+    "add    %[" a "], %[" a "], %[w1]\n\t"                                                    \
+    "asr    %[" a "], %[" a "], %[e]\n\t"                                                     \
+    "add    %[" a "], %[" a "], %[y]\n\t"                                                     \
+    "ssat   %[" a "], #8, %[" a "], asr #1\n\t"
+    __asm__ volatile("1:\n\t"
+                     "ldr    %[a0], [%[q]]\n\t"
+                     "ldr    %[a1], [%[q], #16]\n\t"
+                     "ldr    %[a2], [%[q], #32]\n\t"
+                     "ldr    %[a3], [%[q], #48]\n\t"
+                     KILN_DSP_DWR_ROW("x")
+                     "add    %[y], %[x], %[d1]\n\t" KILN_DSP_DWR_ROW("y")
+                     "ldr    %[y], %[d2]\n\t"
+                     "add    %[y], %[x], %[y]\n\t" KILN_DSP_DWR_ROW("y")
+                     "sub    %[w], %[w], #72\n\t"
+                     "ldr    %[y], %[k]\n\t"
+                     KILN_DSP_DWR_RQ("a0", "4") KILN_DSP_DWR_RQ("a1", "20")
+                     KILN_DSP_DWR_RQ("a2", "36") KILN_DSP_DWR_RQ("a3", "52")
+                     "bfi    %[a0], %[a1], #8, #8\n\t"
+                     "bfi    %[a2], %[a3], #8, #8\n\t"
+                     "bfi    %[a0], %[a2], #16, #16\n\t"
+                     "ldr    %[v], %[lo4]\n\t"
+                     "ssub8  %[e], %[a0], %[v]\n\t"
+                     "sel    %[a0], %[a0], %[v]\n\t"
+                     "ldr    %[v], %[hi4]\n\t"
+                     "ssub8  %[e], %[v], %[a0]\n\t"
+                     "sel    %[a0], %[a0], %[v]\n\t"
+                     "ldr    %[v], %[o]\n\t"
+                     "ldr    %[e], %[step]\n\t"
+                     "str    %[a0], [%[v]]\n\t"
+                     "add    %[v], %[v], %[e]\n\t"
+                     "str    %[v], %[o]\n\t"
+                     "add    %[x], %[x], %[xs]\n\t"
+                     "ldr    %[v], %[n]\n\t"
+                     "subs   %[v], %[v], #1\n\t"
+                     "str    %[v], %[n]\n\t"
+                     "bne    1b\n\t"
+                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [x] "+r"(x), [w] "+r"(w),
+                       [y] "=&r"(y), [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1), [o] "+m"(o),
+                       [n] "+m"(n)
+                     : [q] "r"(q), [xs] "r"(xs), [d1] "r"(d1), [d2] "m"(d2), [k] "m"(k), [lo4] "m"(lo4),
+                       [hi4] "m"(hi4), [step] "m"(out_step)
+                     : "cc", "memory");
+#undef KILN_DSP_DWR_TAP
+#undef KILN_DSP_DWR_ROW
+#undef KILN_DSP_DWR_RQ
+#endif
+}
+
 #undef KILN_DSP_2X2W_GROUP
 
 #endif /* KILN_DSP_H */

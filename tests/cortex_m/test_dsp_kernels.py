@@ -38,7 +38,7 @@ CONV = [
     ((1, 3, 4, 8), (4, 2, 2, 8), {}, {"gain": 3000.0, "out_zp": -60}),  # left shifts
     ((2, 3, 3, 32), (6, 1, 1, 32), {}, {"in_zp": -128}),  # pointwise on 16k channels (read in place): odd pixels
     ((1, 1, 2, 5), (3, 1, 1, 5), {}, {}),  # pointwise, the whole input shorter than a vector
-    # 64 pixels or more: the DSP kernel's int16 weights (conv2d_s8.WIDE_MIN_PIXELS)
+    # 16 pixels or more: the DSP kernel's int16 weights (conv2d_s8.WIDE_MIN_PIXELS)
     ((1, 9, 8, 24), (6, 1, 1, 24), {}, {}),  # pointwise, 6 groups: a whole loop turn and a remainder
     ((1, 8, 9, 3), (7, 3, 3, 3), {"pads": (1, 1, 1, 1), "activation": "relu"}, {"in_zp": -5}),  # odd O, K = 27
     ((2, 6, 6, 20), (5, 1, 1, 20), {}, {"gain": 60.0}),  # batches, general requantization
@@ -55,6 +55,8 @@ DEPTHWISE = [
     ((1, 5, 5, 4), (1, 3, 3, 4), {"pads": (1, 1, 1, 1)}, {"gain": 500.0, "in_zp": 100}),  # left shifts
     ((1, 9, 1, 16), (1, 5, 1, 16), {"pads": (2, 0, 2, 0)}, {}),  # 1-D window, eight channels at a time
     ((1, 7, 7, 8), (1, 3, 3, 8), {"dilations": (2, 2), "pads": (2, 2, 2, 2)}, {}),  # dilated 3x3
+    # the ring path over two images, strides (1, 2), a clamp that bites
+    ((2, 5, 7, 12), (1, 3, 3, 12), {"strides": (1, 2), "pads": (1, 1, 1, 1), "activation": "relu6"}, {"out_zp": -20}),
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}, {}),

@@ -26,7 +26,7 @@ class Conv2dS8Dsp(ConvShape, OutputStage):
 # one more byte of flash. Taken where a byte buys at least WIDE_MIN_PIXELS * 0.3 instructions,
 # so that the few wide late layers of a network, whose weights are most of its flash, stay
 # in bytes; never with --optimize size.
-WIDE_MIN_PIXELS = 64
+WIDE_MIN_PIXELS = 16
 
 
 def wide_weights(shape: dict, optimize: str) -> bool:
