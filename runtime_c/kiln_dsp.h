@@ -636,6 +636,26 @@ KILN_DSP_INLINE void kiln_dsp_dw_3x3_r2_pixel(const int8_t *x, int32_t ystride, 
     "asr    %[" a "], %[" a "], %[e]\n\t"                                                     \
     "add    %[" a "], %[" a "], %[y]\n\t"                                                     \
     "ssat   %[" a "], #8, %[" a "], asr #1\n\t"
+    /* the four results packed, clamped, stored; the next group */
+#define KILN_DSP_DWP_STORE                                                                      \
+    "bfi    %[a0], %[a1], #8, #8\n\t"                                                           \
+    "bfi    %[a2], %[a3], #8, #8\n\t"                                                           \
+    "bfi    %[a0], %[a2], #16, #16\n\t"                                                         \
+    "ldr    %[v], %[lo4]\n\t"                                                                   \
+    "ssub8  %[e], %[a0], %[v]\n\t"                                                              \
+    "sel    %[a0], %[a0], %[v]\n\t"                                                             \
+    "ldr    %[v], %[hi4]\n\t"                                                                   \
+    "ssub8  %[e], %[v], %[a0]\n\t"                                                              \
+    "sel    %[a0], %[a0], %[v]\n\t"                                                             \
+    "ldr    %[v], %[o]\n\t"                                                                     \
+    "str    %[a0], [%[v]], #4\n\t"                                                              \
+    "str    %[v], %[o]\n\t"                                                                     \
+    "adds   %[x], %[x], #4\n\t"                                                                 \
+    "adds   %[q], %[q], #64\n\t"                                                                \
+    "ldr    %[v], %[n]\n\t"                                                                     \
+    "subs   %[v], %[v], #1\n\t"                                                                 \
+    "str    %[v], %[n]\n\t"                                                                     \
+    "bne    1b\n\t"
     __asm__ volatile("1:\n\t"
                      "ldr    %[a0], [%[q]]\n\t"
                      "ldr    %[a1], [%[q], #16]\n\t"
@@ -647,24 +667,7 @@ KILN_DSP_INLINE void kiln_dsp_dw_3x3_r2_pixel(const int8_t *x, int32_t ystride, 
                      "ldr    %[y], %[k]\n\t"
                      KILN_DSP_DWP_RQ("a0", "4") KILN_DSP_DWP_RQ("a1", "20")
                      KILN_DSP_DWP_RQ("a2", "36") KILN_DSP_DWP_RQ("a3", "52")
-                     "bfi    %[a0], %[a1], #8, #8\n\t"
-                     "bfi    %[a2], %[a3], #8, #8\n\t"
-                     "bfi    %[a0], %[a2], #16, #16\n\t"
-                     "ldr    %[v], %[lo4]\n\t"
-                     "ssub8  %[e], %[a0], %[v]\n\t"
-                     "sel    %[a0], %[a0], %[v]\n\t"
-                     "ldr    %[v], %[hi4]\n\t"
-                     "ssub8  %[e], %[v], %[a0]\n\t"
-                     "sel    %[a0], %[a0], %[v]\n\t"
-                     "ldr    %[v], %[o]\n\t"
-                     "str    %[a0], [%[v]], #4\n\t"
-                     "str    %[v], %[o]\n\t"
-                     "adds   %[x], %[x], #4\n\t"
-                     "adds   %[q], %[q], #64\n\t"
-                     "ldr    %[v], %[n]\n\t"
-                     "subs   %[v], %[v], #1\n\t"
-                     "str    %[v], %[n]\n\t"
-                     "bne    1b\n\t"
+                     KILN_DSP_DWP_STORE
                      : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [x] "+r"(x), [w] "+r"(w),
                        [q] "+r"(q), [y] "=&r"(y), [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1),
                        [o] "+m"(o), [n] "+m"(n)
@@ -672,7 +675,6 @@ KILN_DSP_INLINE void kiln_dsp_dw_3x3_r2_pixel(const int8_t *x, int32_t ystride, 
                      : "cc", "memory");
 #undef KILN_DSP_DWP_TAP
 #undef KILN_DSP_DWP_ROW
-#undef KILN_DSP_DWP_RQ
 #endif
 }
 
@@ -887,6 +889,61 @@ KILN_DSP_INLINE void kiln_dsp_dw_3x3_r2_row(const int16_t *x, int32_t xs, int32_
 #undef KILN_DSP_DWR_RQ
 #endif
 }
+
+/* kiln_dsp_dw_3x3_r2_pixel for a k_h x 1 window (the 1-D depthwise layers of streaming
+ * models): k_h taps ystride bytes apart, one loop turn per tap. */
+KILN_DSP_INLINE void kiln_dsp_dw_col_r2_pixel(const int8_t *x, int32_t ystride, int32_t k_h, const int32_t *w,
+                                              const int32_t *q, int8_t *out, int32_t groups, int32_t k,
+                                              uint32_t lo4, uint32_t hi4)
+{
+#if !defined(__OPTIMIZE__)
+    int32_t g;  /* -O0 (r7 the frame pointer): the same arithmetic from the C helpers */
+    for (g = 0; g < groups; ++g, x += 4, w += 2 * k_h, q += 4 * KILN_DSP_RQ, out += 4) {
+        int32_t acc[4];
+        acc[0] = q[0];
+        acc[1] = q[KILN_DSP_RQ];
+        acc[2] = q[2 * KILN_DSP_RQ];
+        acc[3] = q[3 * KILN_DSP_RQ];
+        kiln_dsp_dw_taps(x, ystride, 0, k_h, 1, w, acc);
+        kiln_dsp_st32(out, (int32_t)kiln_dsp_out4(acc, q + 1, q + KILN_DSP_RQ + 1, q + 2 * KILN_DSP_RQ + 1,
+                                                  q + 3 * KILN_DSP_RQ + 1, 1, 0, k, lo4, hi4));
+    }
+#else
+    int32_t a0, a1, a2, a3, y, v, e, w0, w1, t;
+    int8_t *o = out;
+    int32_t n = groups;
+    __asm__ volatile("1:\n\t"
+                     "ldr    %[a0], [%[q]]\n\t"
+                     "ldr    %[a1], [%[q], #16]\n\t"
+                     "ldr    %[a2], [%[q], #32]\n\t"
+                     "ldr    %[a3], [%[q], #48]\n\t"
+                     "mov    %[y], %[x]\n\t"
+                     "ldr    %[t], %[kh]\n\t"
+                     "2:\n\t"
+                     "ldr    %[v], [%[y]]\n\t"
+                     "add    %[y], %[y], %[ys]\n\t"
+                     "ldrd   %[w0], %[w1], [%[w]], #8\n\t"
+                     "sxtb16 %[e], %[v]\n\t"
+                     "sxtb16 %[v], %[v], ror #8\n\t"
+                     "smlabb %[a0], %[e], %[w0], %[a0]\n\t"
+                     "smlatt %[a2], %[e], %[w0], %[a2]\n\t"
+                     "smlabb %[a1], %[v], %[w1], %[a1]\n\t"
+                     "smlatt %[a3], %[v], %[w1], %[a3]\n\t"
+                     "subs   %[t], %[t], #1\n\t"
+                     "bne    2b\n\t"
+                     "ldr    %[y], %[k]\n\t"
+                     KILN_DSP_DWP_RQ("a0", "4") KILN_DSP_DWP_RQ("a1", "20")
+                     KILN_DSP_DWP_RQ("a2", "36") KILN_DSP_DWP_RQ("a3", "52")
+                     KILN_DSP_DWP_STORE
+                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [x] "+r"(x), [w] "+r"(w),
+                       [q] "+r"(q), [y] "=&r"(y), [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1),
+                       [t] "=&r"(t), [o] "+m"(o), [n] "+m"(n)
+                     : [ys] "r"(ystride), [kh] "m"(k_h), [k] "m"(k), [lo4] "m"(lo4), [hi4] "m"(hi4)
+                     : "cc", "memory");
+#endif
+}
+#undef KILN_DSP_DWP_RQ
+#undef KILN_DSP_DWP_STORE
 
 #undef KILN_DSP_2X2W_GROUP
 
