@@ -680,83 +680,181 @@ KILN_DSP_INLINE void kiln_dsp_dw_3x3_r2_pixel(const int8_t *x, int32_t ystride, 
 
 /* ---- the convolution's pixel pair, requantized in the loop ---- */
 
+/* The columns of a pixel pair interleaved for kiln_dsp_gemm_pair_r2_wide: per group of four,
+ * pixel 0's four int16 then pixel 1's (16 bytes, one LDM). From two plain int16 columns: */
+KILN_DSP_INLINE void kiln_dsp_interleave_pair(const int16_t *col0, const int16_t *col1, int16_t *dst,
+                                              int32_t groups)
+{
+    int32_t g;
+    for (g = 0; g < groups; ++g, col0 += 4, col1 += 4, dst += 8) {
+        const int32_t a = kiln_dsp_ld32(col0), b = kiln_dsp_ld32(col0 + 2);
+        const int32_t c = kiln_dsp_ld32(col1), d = kiln_dsp_ld32(col1 + 2);
+        kiln_dsp_st32(dst, a);
+        kiln_dsp_st32(dst + 2, b);
+        kiln_dsp_st32(dst + 4, c);
+        kiln_dsp_st32(dst + 6, d);
+    }
+}
+
+/* The same layout written one pixel at a time (col: the pixel's first lane, cols or
+ * cols + 4): logical element e of its window goes to col[(e & ~3) * 2 + (e & 3)]. n int8
+ * values from src into elements [e, e + n), or n copies of v: */
+#define KILN_DSP_IL(e) ((((e) & ~3) << 1) + ((e) & 3))
+KILN_DSP_INLINE void kiln_dsp_s8_to_s16_il(const int8_t *src, int16_t *col, int32_t e, int32_t n)
+{
+    int32_t i = 0;
+    for (; i < n && ((e + i) & 3) != 0; ++i) {
+        col[KILN_DSP_IL(e + i)] = src[i];
+    }
+    if (i + 4 <= n) {
+        int16_t *d = col + KILN_DSP_IL(e + i);  /* whole groups: 8 lanes apart */
+        const int32_t end = n - 4;
+        for (; i <= end; i += 4, d += 8) {
+            const int32_t x = kiln_dsp_ld32(src + i);
+            const int32_t even = __sxtb16(x), odd = kiln_dsp_sxtb16_ror8(x);
+            kiln_dsp_st32(d, kiln_dsp_pack_lo(even, odd));
+            kiln_dsp_st32(d + 2, kiln_dsp_pack_hi(even, odd));
+        }
+    }
+    for (; i < n; ++i) {
+        col[KILN_DSP_IL(e + i)] = src[i];
+    }
+}
+
+KILN_DSP_INLINE void kiln_dsp_fill_s16_il(int16_t *col, int32_t v, int32_t e, int32_t n)
+{
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        col[KILN_DSP_IL(e + i)] = (int16_t)v;
+    }
+}
+#undef KILN_DSP_IL
+
+/* ... or from two int8 pixels of n values (a pointwise layer's inputs), zero up to k4. */
+KILN_DSP_INLINE void kiln_dsp_widen_pair(const int8_t *px0, const int8_t *px1, int16_t *dst, int32_t n, int32_t k4)
+{
+    const int32_t n4 = n - n % 4;
+    int32_t i;
+    for (i = 0; i < n4; i += 4, dst += 8) {
+        const int32_t x = kiln_dsp_ld32(px0 + i), y = kiln_dsp_ld32(px1 + i);
+        const int32_t xe = __sxtb16(x), xo = kiln_dsp_sxtb16_ror8(x);
+        const int32_t ye = __sxtb16(y), yo = kiln_dsp_sxtb16_ror8(y);
+        kiln_dsp_st32(dst, kiln_dsp_pack_lo(xe, xo));
+        kiln_dsp_st32(dst + 2, kiln_dsp_pack_hi(xe, xo));
+        kiln_dsp_st32(dst + 4, kiln_dsp_pack_lo(ye, yo));
+        kiln_dsp_st32(dst + 6, kiln_dsp_pack_hi(ye, yo));
+    }
+    if (i < k4) {
+        int32_t j;
+        for (j = 0; j < 4; ++j) {
+            dst[j] = (int16_t)(i + j < n ? px0[i + j] : 0);
+            dst[4 + j] = (int16_t)(i + j < n ? px1[i + j] : 0);
+        }
+    }
+}
+
 /* Every output channel of a pair of output pixels, for a layer whose channels all shift right
  * by 2 or more, whose output channels are even and whose weights are int16 lanes
  * (repack.dsp_gemm_pairs_wide): for each pair of channels, the 2x2 tile of
- * kiln_dsp_dot_2x2_wide from the records' biases, kiln_dsp_requant_r2 of its four
- * accumulators (k = 1 + 2 zp), the clamp to the lanes of lo4 / hi4, and two bytes stored at
- * out0 (pixel 0) and two at out0 + out1_off (pixel 1; 0 for a lone last pixel, whose column
- * col1 then repeats col0). The columns must be complete before the call: outputs are written
- * as the channels go, so no accumulator scratch. One assembly loop: around a C loop GCC
- * spills the tile's pointers and reloads its constants (about 25 instructions per tile of
- * four outputs); here the channel loop's state lives on the stack. */
-KILN_DSP_INLINE void kiln_dsp_gemm_pair_r2_wide(const int32_t *w, const int16_t *col0, const int16_t *col1,
-                                                int32_t groups, const int32_t *rq, int32_t out_c, int8_t *out0,
-                                                int32_t out1_off, int32_t k, uint32_t lo4, uint32_t hi4)
+ * kiln_dsp_dot_2x2_wide over the interleaved columns cols (kiln_dsp_s8_to_s16_il) from the
+ * records' biases, kiln_dsp_requant_r2 of its four accumulators (k = 1 + 2 zp), the clamp to
+ * the lanes of lo4 / hi4, and two bytes stored at out0 (pixel 0) and two at out0 + out1_off
+ * (pixel 1; 0 for a lone last pixel, whose column then repeats pixel 0's). The columns are
+ * complete before the call: outputs are written as the channels go, so no accumulator
+ * scratch. One assembly loop, per group one LDM of both columns, two LDRD of the weights and
+ * eight SMLAD (11 instructions for 16 multiply-accumulates); the registers are named because
+ * LDM fills them in ascending order; the channel loop's state lives on the stack. */
+KILN_DSP_INLINE void kiln_dsp_gemm_pair_r2_wide(const int32_t *w, const int16_t *cols, int32_t groups,
+                                                const int32_t *rq, int32_t out_c, int8_t *out0, int32_t out1_off,
+                                                int32_t k, uint32_t lo4, uint32_t hi4)
 {
 #if !defined(__OPTIMIZE__)
-    int32_t c;  /* -O0 (r7 the frame pointer): the same arithmetic from the C helpers */
+    int32_t c;  /* -O0 (r7 the frame pointer): the same arithmetic in C */
     for (c = 0; c < out_c; c += 2, rq += 2 * KILN_DSP_RQ, out0 += 2) {
-        int32_t t[4], a[4];
+        const int16_t *x = cols;
+        int32_t a[4], g;
         uint32_t v;
-        t[0] = t[1] = rq[0];
-        t[2] = t[3] = rq[KILN_DSP_RQ];
-        w = kiln_dsp_dot_2x2_wide(w, col0, col1, groups, t);
-        a[0] = t[0];
-        a[1] = t[2];
-        a[2] = t[1];
-        a[3] = t[3];
+        a[0] = a[2] = rq[0];
+        a[1] = a[3] = rq[KILN_DSP_RQ];
+        for (g = 0; g < groups; ++g, x += 8, w += 4) {
+            a[0] = __smlad(w[1], kiln_dsp_ld32(x + 2), __smlad(w[0], kiln_dsp_ld32(x), a[0]));
+            a[2] = __smlad(w[1], kiln_dsp_ld32(x + 6), __smlad(w[0], kiln_dsp_ld32(x + 4), a[2]));
+            a[1] = __smlad(w[3], kiln_dsp_ld32(x + 2), __smlad(w[2], kiln_dsp_ld32(x), a[1]));
+            a[3] = __smlad(w[3], kiln_dsp_ld32(x + 6), __smlad(w[2], kiln_dsp_ld32(x + 4), a[3]));
+        }
         v = kiln_dsp_out4(a, rq + 1, rq + 1 + KILN_DSP_RQ, rq + 1, rq + 1 + KILN_DSP_RQ, 1, 0, k, lo4, hi4);
         kiln_dsp_st16(out0 + out1_off, (int32_t)(v >> 16));
         kiln_dsp_st16(out0, (int32_t)v);
     }
 #else
-    int32_t a00, a01, a10, a11, c0, c1, n, x0a, x0b, x1a, x1b, wa, wb;
-    const int32_t coff = (int32_t)((const int8_t *)col1 - (const int8_t *)col0);
+    register int32_t x0a __asm__("r0");
+    register int32_t x0b __asm__("r1");
+    register int32_t x1a __asm__("r2");
+    register int32_t x1b __asm__("r3");
+    register int32_t a00 __asm__("r4");
+    register int32_t a01 __asm__("r5");
+    register int32_t a10 __asm__("r6");
+    register int32_t a11 __asm__("r8");
+    register int32_t wa __asm__("r9");
+    register int32_t wb __asm__("r10");
+    register const int16_t *c __asm__("r11");
+    register const int32_t *wp __asm__("r12") = w;
+    register int32_t n __asm__("lr");
     const int32_t g4 = groups >> 2, g1 = groups & 3;
     const int32_t *q = rq;
     int8_t *o = out0;
     int32_t pairs = out_c >> 1;
-    /* kiln_dsp_requant_r2 of accumulator a: M, A and the shift in x0a, x0b, x1a, k in c1 */
-#define KILN_DSP_GP_RQ(a)                                                                       \
+    /* one group: both pixels' four int16, then row 0's and row 1's weight pairs */
+#define KILN_DSP_GPI_GROUP                                                                      \
+    "ldm    %[c]!, {%[x0a], %[x0b], %[x1a], %[x1b]}\n\t"                                      \
+    "ldrd   %[wa], %[wb], [%[w]], #8\n\t"                                                     \
+    "smlad  %[a00], %[wa], %[x0a], %[a00]\n\t"                                                \
+    "smlad  %[a00], %[wb], %[x0b], %[a00]\n\t"                                                \
+    "smlad  %[a01], %[wa], %[x1a], %[a01]\n\t"                                                \
+    "smlad  %[a01], %[wb], %[x1b], %[a01]\n\t"                                                \
+    "ldrd   %[wa], %[wb], [%[w]], #8\n\t"                                                     \
+    "smlad  %[a10], %[wa], %[x0a], %[a10]\n\t"                                                \
+    "smlad  %[a10], %[wb], %[x0b], %[a10]\n\t"                                                \
+    "smlad  %[a11], %[wa], %[x1a], %[a11]\n\t"                                                \
+    "smlad  %[a11], %[wb], %[x1b], %[a11]\n\t"
+    /* kiln_dsp_requant_r2 of accumulator a: M, A and the shift in x0a, x0b, x1a, k in x1b */
+#define KILN_DSP_GPI_RQ(a)                                                                      \
     "and    %[wb], %[x0b], %[" a "], asr #31\n\t"                                             \
     "umull  %[wa], %[" a "], %[" a "], %[x0a]\n\t"                                            \
     "add    %[" a "], %[" a "], %[wa], lsr #31\n\t"                                           \
     "add    %[" a "], %[" a "], %[wb]\n\t"                                                    \
     "asr    %[" a "], %[" a "], %[x1a]\n\t"                                                   \
-    "add    %[" a "], %[" a "], %[c1]\n\t"                                                    \
+    "add    %[" a "], %[" a "], %[x1b]\n\t"                                                   \
     "ssat   %[" a "], #8, %[" a "], asr #1\n\t"
     __asm__ volatile("0:\n\t"
-                     "ldr    %[wa], %[q]\n\t"
-                     "ldr    %[a00], [%[wa]]\n\t"
-                     "ldr    %[a10], [%[wa], #16]\n\t"
+                     "ldr    %[n], %[q]\n\t"
+                     "ldr    %[a00], [%[n]]\n\t"
+                     "ldr    %[a10], [%[n], #16]\n\t"
                      "mov    %[a01], %[a00]\n\t"
                      "mov    %[a11], %[a10]\n\t"
-                     "ldr    %[c0], %[col]\n\t"
-                     "ldr    %[c1], %[coff]\n\t"
-                     "add    %[c1], %[c1], %[c0]\n\t"
+                     "ldr    %[c], %[cols]\n\t"
                      "ldr    %[n], %[g4]\n\t"
                      "cmp    %[n], #0\n\t"
                      "beq    2f\n\t"
-                     "1:\n\t" KILN_DSP_2X2W_GROUP KILN_DSP_2X2W_GROUP KILN_DSP_2X2W_GROUP KILN_DSP_2X2W_GROUP
+                     "1:\n\t" KILN_DSP_GPI_GROUP KILN_DSP_GPI_GROUP KILN_DSP_GPI_GROUP KILN_DSP_GPI_GROUP
                      "subs   %[n], %[n], #1\n\t"
                      "bne    1b\n\t"
                      "2:\n\t"
                      "ldr    %[n], %[g1]\n\t"
                      "cmp    %[n], #0\n\t"
                      "beq    4f\n\t"
-                     "3:\n\t" KILN_DSP_2X2W_GROUP
+                     "3:\n\t" KILN_DSP_GPI_GROUP
                      "subs   %[n], %[n], #1\n\t"
                      "bne    3b\n\t"
                      "4:\n\t"
                      "ldr    %[n], %[q]\n\t"
-                     "ldr    %[c1], %[k]\n\t"
+                     "ldr    %[x1b], %[k]\n\t"
                      "ldrd   %[x0a], %[x0b], [%[n], #4]\n\t"
                      "ldr    %[x1a], [%[n], #12]\n\t"
-                     KILN_DSP_GP_RQ("a00") KILN_DSP_GP_RQ("a01")
+                     KILN_DSP_GPI_RQ("a00") KILN_DSP_GPI_RQ("a01")
                      "ldrd   %[x0a], %[x0b], [%[n], #20]\n\t"
                      "ldr    %[x1a], [%[n], #28]\n\t"
-                     KILN_DSP_GP_RQ("a10") KILN_DSP_GP_RQ("a11")
+                     KILN_DSP_GPI_RQ("a10") KILN_DSP_GPI_RQ("a11")
                      "adds   %[n], %[n], #32\n\t"
                      "str    %[n], %[q]\n\t"
                      "bfi    %[a00], %[a10], #8, #8\n\t"
@@ -778,14 +876,15 @@ KILN_DSP_INLINE void kiln_dsp_gemm_pair_r2_wide(const int32_t *w, const int16_t 
                      "subs   %[wa], %[wa], #1\n\t"
                      "str    %[wa], %[pairs]\n\t"
                      "bne    0b\n\t"
-                     : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [c0] "=&r"(c0),
-                       [c1] "=&r"(c1), [w] "+r"(w), [n] "=&r"(n), [x0a] "=&r"(x0a), [x0b] "=&r"(x0b),
-                       [x1a] "=&r"(x1a), [x1b] "=&r"(x1b), [wa] "=&r"(wa), [wb] "=&r"(wb),
-                       [q] "+m"(q), [o] "+m"(o), [pairs] "+m"(pairs)
-                     : [col] "m"(col0), [coff] "m"(coff), [g4] "m"(g4), [g1] "m"(g1), [k] "m"(k), [lo4] "m"(lo4),
-                       [hi4] "m"(hi4), [o1] "m"(out1_off)
+                     : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [c] "=&r"(c),
+                       [w] "+r"(wp), [n] "=&r"(n), [x0a] "=&r"(x0a), [x0b] "=&r"(x0b), [x1a] "=&r"(x1a),
+                       [x1b] "=&r"(x1b), [wa] "=&r"(wa), [wb] "=&r"(wb), [q] "+m"(q), [o] "+m"(o),
+                       [pairs] "+m"(pairs)
+                     : [cols] "m"(cols), [g4] "m"(g4), [g1] "m"(g1), [k] "m"(k), [lo4] "m"(lo4), [hi4] "m"(hi4),
+                       [o1] "m"(out1_off)
                      : "cc", "memory");
-#undef KILN_DSP_GP_RQ
+#undef KILN_DSP_GPI_GROUP
+#undef KILN_DSP_GPI_RQ
 #endif
 }
 

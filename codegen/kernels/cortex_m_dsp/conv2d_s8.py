@@ -40,6 +40,17 @@ def pair_in_loop(wide: bool, r2: bool, out_c: int) -> bool:
     return wide and r2 and out_c % 2 == 0
 
 
+def scratch_bytes(shape: dict, k4: int, o2: int, in_loop: bool) -> int:
+    """Two int16 columns and two pixels' accumulators; requantizing in the loop, the two
+    columns interleaved, and, where in_c is not a multiple of 4 (a window's runs straddle the
+    groups), the two plain columns they are copied from (the template's tests)."""
+    if not in_loop:
+        return 2 * 2 * k4 + 2 * 4 * o2
+    pointwise = (shape["k_h"] == 1 and shape["k_w"] == 1 and shape["stride_h"] == 1 and shape["stride_w"] == 1
+                 and shape["pad_top"] == 0 and shape["pad_left"] == 0)
+    return 2 * 2 * k4 * (2 if not pointwise and shape["in_c"] % 4 else 1)
+
+
 @kernel_spec
 class Conv2dS8DspSpec(KernelSpec):
     kernel, variant, Params, headers = "conv2d_s8", "cortex_m_dsp", Conv2dS8Dsp, DSP_HEADERS
@@ -51,8 +62,7 @@ class Conv2dS8DspSpec(KernelSpec):
         k4, o2 = repack.round_up(rows.shape[1], 4), repack.round_up(rows.shape[0], 2)
         p, r2, rq = dsp_requant(request, ctx, rows, o2)
         wide = wide_weights(request.params, ctx.optimize)
-        # two int16 columns, and two pixels' accumulators unless each tile is requantized in the loop
-        scratch = ScratchArg(2 * 2 * k4 + (0 if pair_in_loop(wide, r2, rows.shape[0]) else 2 * 4 * o2))
+        scratch = ScratchArg(scratch_bytes(request.params, k4, o2, pair_in_loop(wide, r2, rows.shape[0])))
         packed = repack.dsp_gemm_pairs_wide(rows) if wide else repack.dsp_gemm_rows(rows)
         args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", packed, "int32"),
                 ctx.tensor(node.outputs[0]), scratch)
