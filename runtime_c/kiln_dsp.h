@@ -678,6 +678,17 @@ KILN_DSP_INLINE void kiln_dsp_dw_3x3_r2_pixel(const int8_t *x, int32_t ystride, 
 #endif
 }
 
+/* The clamp of four packed int8 results (operand r) to the lanes of lo4 / hi4 (memory
+ * operands), with two scratch registers t, f: SSUB8 sets the lane flags SEL reads. A layer
+ * whose clamp is the whole int8 range leaves it out of its loop. */
+#define KILN_DSP_CLAMP(r, t, f)                                                                 \
+    "ldr    %[" t "], %[lo4]\n\t"                                                             \
+    "ssub8  %[" f "], %[" r "], %[" t "]\n\t"                                                 \
+    "sel    %[" r "], %[" r "], %[" t "]\n\t"                                                 \
+    "ldr    %[" t "], %[hi4]\n\t"                                                             \
+    "ssub8  %[" f "], %[" t "], %[" r "]\n\t"                                                 \
+    "sel    %[" r "], %[" r "], %[" t "]\n\t"
+
 /* ---- the convolution's pixel pair, requantized in the loop ---- */
 
 /* The columns of a pixel pair interleaved for kiln_dsp_gemm_pair_r2_wide: per group of four,
@@ -826,63 +837,66 @@ KILN_DSP_INLINE void kiln_dsp_gemm_pair_r2_wide(const int32_t *w, const int16_t 
     "asr    %[" a "], %[" a "], %[x1a]\n\t"                                                   \
     "add    %[" a "], %[" a "], %[x1b]\n\t"                                                   \
     "ssat   %[" a "], #8, %[" a "], asr #1\n\t"
-    __asm__ volatile("0:\n\t"
-                     "ldr    %[n], %[q]\n\t"
-                     "ldr    %[a00], [%[n]]\n\t"
-                     "ldr    %[a10], [%[n], #16]\n\t"
-                     "mov    %[a01], %[a00]\n\t"
-                     "mov    %[a11], %[a10]\n\t"
-                     "ldr    %[c], %[cols]\n\t"
-                     "ldr    %[n], %[g4]\n\t"
-                     "cmp    %[n], #0\n\t"
-                     "beq    2f\n\t"
-                     "1:\n\t" KILN_DSP_GPI_GROUP KILN_DSP_GPI_GROUP KILN_DSP_GPI_GROUP KILN_DSP_GPI_GROUP
-                     "subs   %[n], %[n], #1\n\t"
-                     "bne    1b\n\t"
-                     "2:\n\t"
-                     "ldr    %[n], %[g1]\n\t"
-                     "cmp    %[n], #0\n\t"
-                     "beq    4f\n\t"
-                     "3:\n\t" KILN_DSP_GPI_GROUP
-                     "subs   %[n], %[n], #1\n\t"
-                     "bne    3b\n\t"
-                     "4:\n\t"
-                     "ldr    %[n], %[q]\n\t"
-                     "ldr    %[x1b], %[k]\n\t"
-                     "ldrd   %[x0a], %[x0b], [%[n], #4]\n\t"
-                     "ldr    %[x1a], [%[n], #12]\n\t"
-                     KILN_DSP_GPI_RQ("a00") KILN_DSP_GPI_RQ("a01")
-                     "ldrd   %[x0a], %[x0b], [%[n], #20]\n\t"
-                     "ldr    %[x1a], [%[n], #28]\n\t"
-                     KILN_DSP_GPI_RQ("a10") KILN_DSP_GPI_RQ("a11")
-                     "adds   %[n], %[n], #32\n\t"
-                     "str    %[n], %[q]\n\t"
-                     "bfi    %[a00], %[a10], #8, #8\n\t"
-                     "bfi    %[a01], %[a11], #8, #8\n\t"
-                     "bfi    %[a00], %[a01], #16, #16\n\t"
-                     "ldr    %[wa], %[lo4]\n\t"
-                     "ssub8  %[wb], %[a00], %[wa]\n\t"
-                     "sel    %[a00], %[a00], %[wa]\n\t"
-                     "ldr    %[wa], %[hi4]\n\t"
-                     "ssub8  %[wb], %[wa], %[a00]\n\t"
-                     "sel    %[a00], %[a00], %[wa]\n\t"
-                     "ldr    %[wa], %[o]\n\t"
-                     "ldr    %[wb], %[o1]\n\t"
-                     "lsrs   %[x0a], %[a00], #16\n\t"
-                     "strh   %[x0a], [%[wa], %[wb]]\n\t"
-                     "strh   %[a00], [%[wa]], #2\n\t"
-                     "str    %[wa], %[o]\n\t"
-                     "ldr    %[wa], %[pairs]\n\t"
-                     "subs   %[wa], %[wa], #1\n\t"
-                     "str    %[wa], %[pairs]\n\t"
-                     "bne    0b\n\t"
-                     : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [c] "=&r"(c),
-                       [w] "+r"(wp), [n] "=&r"(n), [x0a] "=&r"(x0a), [x0b] "=&r"(x0b), [x1a] "=&r"(x1a),
-                       [x1b] "=&r"(x1b), [wa] "=&r"(wa), [wb] "=&r"(wb), [q] "+m"(q), [o] "+m"(o),
-                       [pairs] "+m"(pairs)
-                     : [cols] "m"(cols), [g4] "m"(g4), [g1] "m"(g1), [k] "m"(k), [lo4] "m"(lo4), [hi4] "m"(hi4),
-                       [o1] "m"(out1_off)
+    /* the loop, with or without the clamp of the packed results (a00) */
+#define KILN_DSP_GPI_ASM(clamp) \
+    __asm__ volatile("0:\n\t"                                                                       \
+                     "ldr    %[n], %[q]\n\t"                                                    \
+                     "ldr    %[a00], [%[n]]\n\t"                                                \
+                     "ldr    %[a10], [%[n], #16]\n\t"                                           \
+                     "mov    %[a01], %[a00]\n\t"                                                \
+                     "mov    %[a11], %[a10]\n\t"                                                \
+                     "ldr    %[c], %[cols]\n\t"                                                 \
+                     "ldr    %[n], %[g4]\n\t"                                                   \
+                     "cmp    %[n], #0\n\t"                                                      \
+                     "beq    2f\n\t"                                                            \
+                     "1:\n\t" KILN_DSP_GPI_GROUP KILN_DSP_GPI_GROUP KILN_DSP_GPI_GROUP KILN_DSP_GPI_GROUP \
+                     "subs   %[n], %[n], #1\n\t"                                                \
+                     "bne    1b\n\t"                                                            \
+                     "2:\n\t"                                                                   \
+                     "ldr    %[n], %[g1]\n\t"                                                   \
+                     "cmp    %[n], #0\n\t"                                                      \
+                     "beq    4f\n\t"                                                            \
+                     "3:\n\t" KILN_DSP_GPI_GROUP                                                \
+                     "subs   %[n], %[n], #1\n\t"                                                \
+                     "bne    3b\n\t"                                                            \
+                     "4:\n\t"                                                                   \
+                     "ldr    %[n], %[q]\n\t"                                                    \
+                     "ldr    %[x1b], %[k]\n\t"                                                  \
+                     "ldrd   %[x0a], %[x0b], [%[n], #4]\n\t"                                    \
+                     "ldr    %[x1a], [%[n], #12]\n\t"                                           \
+                     KILN_DSP_GPI_RQ("a00") KILN_DSP_GPI_RQ("a01")                              \
+                     "ldrd   %[x0a], %[x0b], [%[n], #20]\n\t"                                   \
+                     "ldr    %[x1a], [%[n], #28]\n\t"                                           \
+                     KILN_DSP_GPI_RQ("a10") KILN_DSP_GPI_RQ("a11")                              \
+                     "adds   %[n], %[n], #32\n\t"                                               \
+                     "str    %[n], %[q]\n\t"                                                    \
+                     "bfi    %[a00], %[a10], #8, #8\n\t"                                        \
+                     "bfi    %[a01], %[a11], #8, #8\n\t"                                        \
+                     "bfi    %[a00], %[a01], #16, #16\n\t"                                      \
+                     clamp                                                                      \
+                     "ldr    %[wa], %[o]\n\t"                                                   \
+                     "ldr    %[wb], %[o1]\n\t"                                                  \
+                     "lsrs   %[x0a], %[a00], #16\n\t"                                           \
+                     "strh   %[x0a], [%[wa], %[wb]]\n\t"                                        \
+                     "strh   %[a00], [%[wa]], #2\n\t"                                           \
+                     "str    %[wa], %[o]\n\t"                                                   \
+                     "ldr    %[wa], %[pairs]\n\t"                                               \
+                     "subs   %[wa], %[wa], #1\n\t"                                              \
+                     "str    %[wa], %[pairs]\n\t"                                               \
+                     "bne    0b\n\t"                                                            \
+                     : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [c] "=&r"(c), \
+                       [w] "+r"(wp), [n] "=&r"(n), [x0a] "=&r"(x0a), [x0b] "=&r"(x0b), [x1a] "=&r"(x1a), \
+                       [x1b] "=&r"(x1b), [wa] "=&r"(wa), [wb] "=&r"(wb), [q] "+m"(q), [o] "+m"(o), \
+                       [pairs] "+m"(pairs)                                                      \
+                     : [cols] "m"(cols), [g4] "m"(g4), [g1] "m"(g1), [k] "m"(k), [lo4] "m"(lo4), [hi4] "m"(hi4), \
+                       [o1] "m"(out1_off)                                                       \
                      : "cc", "memory");
+    if (lo4 != 0x80808080u || hi4 != 0x7F7F7F7Fu) {
+        KILN_DSP_GPI_ASM(KILN_DSP_CLAMP("a00", "wa", "wb"));
+    } else {
+        KILN_DSP_GPI_ASM("");
+    }
+#undef KILN_DSP_GPI_ASM
 #undef KILN_DSP_GPI_GROUP
 #undef KILN_DSP_GPI_RQ
 #endif
@@ -945,44 +959,47 @@ KILN_DSP_INLINE void kiln_dsp_dw_3x3_r2_row(const int16_t *x, int32_t xs, int32_
     "asr    %[" a "], %[" a "], %[e]\n\t"                                                     \
     "add    %[" a "], %[" a "], %[y]\n\t"                                                     \
     "ssat   %[" a "], #8, %[" a "], asr #1\n\t"
-    __asm__ volatile("1:\n\t"
-                     "ldr    %[a0], [%[q]]\n\t"
-                     "ldr    %[a1], [%[q], #16]\n\t"
-                     "ldr    %[a2], [%[q], #32]\n\t"
-                     "ldr    %[a3], [%[q], #48]\n\t"
-                     KILN_DSP_DWR_ROW("x")
-                     "add    %[y], %[x], %[d1]\n\t" KILN_DSP_DWR_ROW("y")
-                     "ldr    %[y], %[d2]\n\t"
-                     "add    %[y], %[x], %[y]\n\t" KILN_DSP_DWR_ROW("y")
-                     "sub    %[w], %[w], #72\n\t"
-                     "ldr    %[y], %[k]\n\t"
-                     KILN_DSP_DWR_RQ("a0", "4") KILN_DSP_DWR_RQ("a1", "20")
-                     KILN_DSP_DWR_RQ("a2", "36") KILN_DSP_DWR_RQ("a3", "52")
-                     "bfi    %[a0], %[a1], #8, #8\n\t"
-                     "bfi    %[a2], %[a3], #8, #8\n\t"
-                     "bfi    %[a0], %[a2], #16, #16\n\t"
-                     "ldr    %[v], %[lo4]\n\t"
-                     "ssub8  %[e], %[a0], %[v]\n\t"
-                     "sel    %[a0], %[a0], %[v]\n\t"
-                     "ldr    %[v], %[hi4]\n\t"
-                     "ssub8  %[e], %[v], %[a0]\n\t"
-                     "sel    %[a0], %[a0], %[v]\n\t"
-                     "ldr    %[v], %[o]\n\t"
-                     "ldr    %[e], %[step]\n\t"
-                     "str    %[a0], [%[v]]\n\t"
-                     "add    %[v], %[v], %[e]\n\t"
-                     "str    %[v], %[o]\n\t"
-                     "add    %[x], %[x], %[xs]\n\t"
-                     "ldr    %[v], %[n]\n\t"
-                     "subs   %[v], %[v], #1\n\t"
-                     "str    %[v], %[n]\n\t"
-                     "bne    1b\n\t"
-                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [x] "+r"(x), [w] "+r"(w),
-                       [y] "=&r"(y), [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1), [o] "+m"(o),
-                       [n] "+m"(n)
-                     : [q] "r"(q), [xs] "r"(xs), [d1] "r"(d1), [d2] "m"(d2), [k] "m"(k), [lo4] "m"(lo4),
-                       [hi4] "m"(hi4), [step] "m"(out_step)
+    /* the loop, with or without the clamp of the packed results (a0) */
+#define KILN_DSP_DWR_ASM(clamp) \
+    __asm__ volatile("1:\n\t"                                                                       \
+                     "ldr    %[a0], [%[q]]\n\t"                                                 \
+                     "ldr    %[a1], [%[q], #16]\n\t"                                            \
+                     "ldr    %[a2], [%[q], #32]\n\t"                                            \
+                     "ldr    %[a3], [%[q], #48]\n\t"                                            \
+                     KILN_DSP_DWR_ROW("x")                                                      \
+                     "add    %[y], %[x], %[d1]\n\t" KILN_DSP_DWR_ROW("y")                       \
+                     "ldr    %[y], %[d2]\n\t"                                                   \
+                     "add    %[y], %[x], %[y]\n\t" KILN_DSP_DWR_ROW("y")                        \
+                     "sub    %[w], %[w], #72\n\t"                                               \
+                     "ldr    %[y], %[k]\n\t"                                                    \
+                     KILN_DSP_DWR_RQ("a0", "4") KILN_DSP_DWR_RQ("a1", "20")                     \
+                     KILN_DSP_DWR_RQ("a2", "36") KILN_DSP_DWR_RQ("a3", "52")                    \
+                     "bfi    %[a0], %[a1], #8, #8\n\t"                                          \
+                     "bfi    %[a2], %[a3], #8, #8\n\t"                                          \
+                     "bfi    %[a0], %[a2], #16, #16\n\t"                                        \
+                     clamp                                                                      \
+                     "ldr    %[v], %[o]\n\t"                                                    \
+                     "ldr    %[e], %[step]\n\t"                                                 \
+                     "str    %[a0], [%[v]]\n\t"                                                 \
+                     "add    %[v], %[v], %[e]\n\t"                                              \
+                     "str    %[v], %[o]\n\t"                                                    \
+                     "add    %[x], %[x], %[xs]\n\t"                                             \
+                     "ldr    %[v], %[n]\n\t"                                                    \
+                     "subs   %[v], %[v], #1\n\t"                                                \
+                     "str    %[v], %[n]\n\t"                                                    \
+                     "bne    1b\n\t"                                                            \
+                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [x] "+r"(x), [w] "+r"(w), \
+                       [y] "=&r"(y), [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1), [o] "+m"(o), \
+                       [n] "+m"(n)                                                              \
+                     : [q] "r"(q), [xs] "r"(xs), [d1] "r"(d1), [d2] "m"(d2), [k] "m"(k), [lo4] "m"(lo4), \
+                       [hi4] "m"(hi4), [step] "m"(out_step)                                     \
                      : "cc", "memory");
+    if (lo4 != 0x80808080u || hi4 != 0x7F7F7F7Fu) {
+        KILN_DSP_DWR_ASM(KILN_DSP_CLAMP("a0", "v", "e"));
+    } else {
+        KILN_DSP_DWR_ASM("");
+    }
+#undef KILN_DSP_DWR_ASM
 #undef KILN_DSP_DWR_TAP
 #undef KILN_DSP_DWR_ROW
 #undef KILN_DSP_DWR_RQ
