@@ -15,7 +15,7 @@ from codegen.targets import load_target, with_opt_level
 from codegen.verify import qemu
 from codegen.verify.samples import random_samples
 from cortex_m_testing import build
-from helpers import assert_bit_exact
+from helpers import assert_bit_exact, build_graph
 # tests/ops, a namespace package beside this folder
 from ops.linear_testing import int8_add, int8_average_pool, int8_layer, merge
 
@@ -128,9 +128,14 @@ def test_dsp_lowering_repacks_the_weights():
     assert any(n.startswith("multiplier_") for n in ref_consts)
     assert not any(n.startswith("multiplier_") or n.startswith("c_w") for n in dsp_consts)
     w = next(c for n, c in dsp_consts.items() if n.startswith("w_"))
-    assert w.dtype == "int32" and w.data.size == 6 * 72 // 4
+    # 16 output pixels: int16 weights, two bytes each (conv2d_s8.WIDE_MIN_PIXELS)
+    assert w.dtype == "int32" and w.data.size == 6 * 72 // 2
     (call,) = dsp.lowered.calls
-    assert call.params["k4"] == 72 and call.params["rq_r2"] is True
+    assert call.params["k4"] == 72 and call.params["rq_r2"] is True and call.params["wide"] == 1
+    # --optimize size keeps them in bytes
+    small = build_graph(g, "t", target="cortex-m4", optimize="size")
+    w = next(c for c in small.lowered.consts if c.name.startswith("w_"))
+    assert w.data.size == 6 * 72 // 4 and small.lowered.calls[0].params["wide"] == 0
 
 
 @pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
