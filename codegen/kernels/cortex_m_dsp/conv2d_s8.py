@@ -12,6 +12,9 @@ from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
 from codegen.lower.kernel import ConstArray, ScratchArg
 
 
+DSP_LOOP_HEADERS = DSP_HEADERS + ("kiln_dsp_loops.h",)  # the assembly loops of runtime_c/kiln_dsp_loops.h
+
+
 @dataclass(frozen=True)
 class Conv2dS8Dsp(ConvShape, OutputStage):
     input_zp: int
@@ -56,7 +59,7 @@ def scratch_bytes(shape: dict, k4: int, o2: int, in_loop: bool) -> int:
 
 @kernel_spec
 class Conv2dS8DspSpec(KernelSpec):
-    kernel, variant, Params, headers = "conv2d_s8", "cortex_m_dsp", Conv2dS8Dsp, DSP_HEADERS
+    kernel, variant, Params, headers = "conv2d_s8", "cortex_m_dsp", Conv2dS8Dsp, DSP_LOOP_HEADERS
 
     @classmethod
     def prepare(cls, request, ctx):

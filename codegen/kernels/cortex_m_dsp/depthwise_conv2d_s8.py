@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels import repack
+from codegen.kernels.cortex_m_dsp.conv2d_s8 import DSP_LOOP_HEADERS
 from codegen.kernels.inplace import allow_rows_depthwise_overlap
-from codegen.kernels.linear import (DSP_HEADERS, DepthwiseShape, OutputStage, depthwise_rows_bytes, dsp_requant,
-                                    output_stage, weights)
+from codegen.kernels.linear import (DepthwiseShape, OutputStage, depthwise_rows_bytes, dsp_requant, output_stage,
+                                    weights)
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
 from codegen.lower.kernel import ConstArray, ScratchArg
 
@@ -39,7 +40,7 @@ def ring_bytes(shape: dict) -> int:
 
 @kernel_spec
 class DepthwiseConv2dS8DspSpec(KernelSpec):
-    kernel, variant, Params, headers = "depthwise_conv2d_s8", "cortex_m_dsp", DepthwiseConv2dS8Dsp, DSP_HEADERS
+    kernel, variant, Params, headers = "depthwise_conv2d_s8", "cortex_m_dsp", DepthwiseConv2dS8Dsp, DSP_LOOP_HEADERS
 
     @classmethod
     def prepare(cls, request, ctx):
