@@ -169,7 +169,10 @@ def render(results: dict, toolchain: str, peers: dict | None = None) -> str:
               "memory planner places in the gaps of the activations' lifetimes where it can, and takes the "
               "overlaps those kernels declare (a convolution's or depthwise layer's output over its dying "
               "input; bench/MEMORY.md, \"Arena on the fast Cortex-M kernels\"). Flash: the repacked GEMM weights "
-              "take the bytes of the int8 weights (padded to whole words and blocks), the DSP depthwise "
+              "take the bytes of the int8 weights (padded to whole words and blocks), except the DSP "
+              "convolutions of 16 or more output pixels, whose weights are widened to int16 at compile time "
+              "(twice the bytes, so that the inner loop does not unpack them; not with `--optimize size`, "
+              "codegen/kernels/cortex_m_dsp/conv2d_s8.py), the DSP depthwise "
               "weights twice that (int16 lanes, so that the inner loop does not unpack them), and the "
               "per-channel constants 16 bytes per output channel (reference kernels: 12).", ""]
     return "\n".join(lines)

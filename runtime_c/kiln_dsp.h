@@ -223,6 +223,70 @@ KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2(const int32_t *w, const int16_t 
     return w;
 }
 
+/* kiln_dsp_dot_2x2 over weights already widened to int16 lanes at compile time
+ * (repack.dsp_gemm_pairs_wide: per group, row 0's two words then row 1's): no SXTB16, per
+ * group two LDRD of the columns, two of the weights and eight SMLAD for 16 multiply-
+ * accumulates, four groups per loop turn. The same 14 registers as kiln_dsp_dot_2x2 (the
+ * weight pair takes the place of its unpacked lanes). Returns w past the pair of rows. */
+KILN_DSP_INLINE const int32_t *kiln_dsp_dot_2x2_wide(const int32_t *w, const int16_t *col0,
+                                                     const int16_t *col1, int32_t groups, int32_t acc[4])
+{
+    const int16_t *c0 = col0, *c1 = col1;
+    int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
+#if !defined(__OPTIMIZE__)
+    int32_t g;  /* -O0: intrinsics instead of the assembly below (see kiln_dsp_dot_2x2) */
+    (void)c0;
+    (void)c1;
+    for (g = 0; g < groups; ++g, col0 += 4, col1 += 4, w += 4) {
+        const int32_t x0a = kiln_dsp_ld32(col0), x0b = kiln_dsp_ld32(col0 + 2);
+        const int32_t x1a = kiln_dsp_ld32(col1), x1b = kiln_dsp_ld32(col1 + 2);
+        a00 = __smlad(w[1], x0b, __smlad(w[0], x0a, a00));
+        a01 = __smlad(w[1], x1b, __smlad(w[0], x1a, a01));
+        a10 = __smlad(w[3], x0b, __smlad(w[2], x0a, a10));
+        a11 = __smlad(w[3], x1b, __smlad(w[2], x1a, a11));
+    }
+#else
+    int32_t n = groups >> 2;
+    int32_t x0a, x0b, x1a, x1b, wa, wb;
+#define KILN_DSP_2X2W_GROUP                                                                     \
+    "ldrd   %[x0a], %[x0b], [%[c0]], #8\n\t"                                                  \
+    "ldrd   %[x1a], %[x1b], [%[c1]], #8\n\t"                                                  \
+    "ldrd   %[wa], %[wb], [%[w]], #8\n\t"                                                     \
+    "smlad  %[a00], %[wa], %[x0a], %[a00]\n\t"                                                \
+    "smlad  %[a00], %[wb], %[x0b], %[a00]\n\t"                                                \
+    "smlad  %[a01], %[wa], %[x1a], %[a01]\n\t"                                                \
+    "smlad  %[a01], %[wb], %[x1b], %[a01]\n\t"                                                \
+    "ldrd   %[wa], %[wb], [%[w]], #8\n\t"                                                     \
+    "smlad  %[a10], %[wa], %[x0a], %[a10]\n\t"                                                \
+    "smlad  %[a10], %[wb], %[x0b], %[a10]\n\t"                                                \
+    "smlad  %[a11], %[wa], %[x1a], %[a11]\n\t"                                                \
+    "smlad  %[a11], %[wb], %[x1b], %[a11]\n\t"
+#define KILN_DSP_2X2W_OPERANDS                                                                  \
+    : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [c0] "+r"(c0),      \
+      [c1] "+r"(c1), [w] "+r"(w), [n] "+r"(n), [x0a] "=&r"(x0a), [x0b] "=&r"(x0b),            \
+      [x1a] "=&r"(x1a), [x1b] "=&r"(x1b), [wa] "=&r"(wa), [wb] "=&r"(wb)                       \
+    : : "cc", "memory"
+    if (n > 0) {
+        __asm__ volatile("1:\n\t" KILN_DSP_2X2W_GROUP KILN_DSP_2X2W_GROUP KILN_DSP_2X2W_GROUP
+                         KILN_DSP_2X2W_GROUP
+                         "subs   %[n], %[n], #1\n\t"
+                         "bne    1b\n\t" KILN_DSP_2X2W_OPERANDS);
+    }
+    n = groups & 3;
+    if (n > 0) {
+        __asm__ volatile("1:\n\t" KILN_DSP_2X2W_GROUP
+                         "subs   %[n], %[n], #1\n\t"
+                         "bne    1b\n\t" KILN_DSP_2X2W_OPERANDS);
+    }
+#undef KILN_DSP_2X2W_OPERANDS
+#endif
+    acc[0] = a00;
+    acc[1] = a01;
+    acc[2] = a10;
+    acc[3] = a11;
+    return w;
+}
+
 /* Four weight words of a group (one per row) times the group's input lanes xa, xb into
  * a0..a3: two LDRD, eight SXTB16, eight SMLAD. Shared by the two 4x1 kernels below. */
 #define KILN_DSP_4X1_ROWS(ra, rb)                                                               \
@@ -518,5 +582,7 @@ KILN_DSP_INLINE void kiln_dsp_store_pair(const int32_t *acc, const int32_t *rq, 
         }
     }
 }
+
+#undef KILN_DSP_2X2W_GROUP
 
 #endif /* KILN_DSP_H */

@@ -107,6 +107,19 @@ def dsp_gemm_rows(rows: np.ndarray, block: int = 2, natural: bool = False) -> np
     return words.reshape(-1, block, words.shape[1]).transpose(0, 2, 1).reshape(-1)
 
 
+def dsp_gemm_pairs_wide(rows: np.ndarray) -> np.ndarray:
+    """[O, K] int8 weights as the int16-lane words of the DSP convolution's wide 2x2 tile
+    (kiln_dsp_dot_2x2_wide): K zero-padded to a multiple of 4 and O to a multiple of 2; for each
+    pair of rows and each group g of four weights, row 0's words (w[4g], w[4g+1]) and
+    (w[4g+2], w[4g+3]), then row 1's, low lane first, so that SMLAD meets the int16 column in
+    its natural order without unpacking. Twice the bytes of `dsp_gemm_rows`: the kernel saves
+    the four SXTB16 and two loads of every group."""
+    o, k = rows.shape
+    padded = _pad(_pad(np.asarray(rows, np.int16), 1, round_up(k, 4)), 0, round_up(o, 2))
+    groups = padded.reshape(-1, 2, padded.shape[1] // 4, 4).transpose(0, 2, 1, 3)  # [O/2, G, row, 4]
+    return np.ascontiguousarray(groups).astype("<i2").view("<i4").astype(np.int32).reshape(-1)
+
+
 def dsp_depthwise_taps(w_taps: np.ndarray) -> np.ndarray:
     """[T, OC] int8 depthwise weights (taps in (ky, kx) order) as int16-lane words.
 

@@ -113,6 +113,28 @@ def test_gemm_rows_unpack_into_natural_pairs(o, k, block):
                 assert _sxtb16(word) + _sxtb16(word, True) == tuple(padded[r, 4 * g:4 * g + 4])
 
 
+def _lanes(word: int) -> tuple[int, int]:
+    v = int(np.uint32(word & M32))
+    return tuple(h - 65536 if h > 32767 else h for h in (v & 0xFFFF, v >> 16))
+
+
+@pytest.mark.parametrize("o,k", [(4, 8), (3, 10), (5, 1), (2, 27)])
+def test_gemm_pairs_wide_are_int16_lanes_in_natural_order(o, k):
+    """kiln_dsp_dot_2x2_wide: per pair of rows and group of four k, row 0's words
+    (w0, w1), (w2, w3), then row 1's, the lanes SMLAD meets with the int16 column's."""
+    rows = np.random.default_rng(o * k + 1).integers(-128, 128, (o, k)).astype(np.int8)
+    words = repack.dsp_gemm_pairs_wide(rows)
+    k4, o_pad = repack.round_up(k, 4), repack.round_up(o, 2)
+    assert words.dtype == np.int32 and words.size == o_pad * k4 // 2
+    padded = np.zeros((o_pad, k4), np.int64)
+    padded[:o, :k] = rows
+    it = iter(words)
+    for first in range(0, o_pad, 2):
+        for g in range(k4 // 4):
+            for r in (first, first + 1):
+                assert _lanes(int(next(it))) + _lanes(int(next(it))) == tuple(padded[r, 4 * g:4 * g + 4])
+
+
 @pytest.mark.parametrize("o,k", [(4, 8), (6, 61), (3, 130)])
 def test_gemm_rows_natural_meet_int8_input_split_by_sxtb16(o, k):
     """kiln_dsp_dot_4x1_s8: SXTB16 splits an input word into (x0, x2) and (x1, x3); the

@@ -15,7 +15,7 @@ from codegen.targets import load_target, with_opt_level
 from codegen.verify import qemu
 from codegen.verify.samples import random_samples
 from cortex_m_testing import build
-from helpers import assert_bit_exact
+from helpers import assert_bit_exact, build_graph
 # tests/ops, a namespace package beside this folder
 from ops.linear_testing import int8_add, int8_average_pool, int8_layer, merge
 
@@ -38,6 +38,10 @@ CONV = [
     ((1, 3, 4, 8), (4, 2, 2, 8), {}, {"gain": 3000.0, "out_zp": -60}),  # left shifts
     ((2, 3, 3, 32), (6, 1, 1, 32), {}, {"in_zp": -128}),  # pointwise on 16k channels (read in place): odd pixels
     ((1, 1, 2, 5), (3, 1, 1, 5), {}, {}),  # pointwise, the whole input shorter than a vector
+    # 16 pixels or more: the DSP kernel's int16 weights (conv2d_s8.WIDE_MIN_PIXELS)
+    ((1, 9, 8, 24), (6, 1, 1, 24), {}, {}),  # pointwise, 6 groups: a whole loop turn and a remainder
+    ((1, 8, 9, 3), (7, 3, 3, 3), {"pads": (1, 1, 1, 1), "activation": "relu"}, {"in_zp": -5}),  # odd O, K = 27
+    ((2, 6, 6, 20), (5, 1, 1, 20), {}, {"gain": 60.0}),  # batches, general requantization
 ]
 DEPTHWISE = [
     ((1, 6, 5, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1)}, {}),  # 3x3 fast path, padded
@@ -51,6 +55,8 @@ DEPTHWISE = [
     ((1, 5, 5, 4), (1, 3, 3, 4), {"pads": (1, 1, 1, 1)}, {"gain": 500.0, "in_zp": 100}),  # left shifts
     ((1, 9, 1, 16), (1, 5, 1, 16), {"pads": (2, 0, 2, 0)}, {}),  # 1-D window, eight channels at a time
     ((1, 7, 7, 8), (1, 3, 3, 8), {"dilations": (2, 2), "pads": (2, 2, 2, 2)}, {}),  # dilated 3x3
+    # the ring path over two images, strides (1, 2), a clamp that bites
+    ((2, 5, 7, 12), (1, 3, 3, 12), {"strides": (1, 2), "pads": (1, 1, 1, 1), "activation": "relu6"}, {"out_zp": -20}),
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}, {}),
@@ -122,9 +128,14 @@ def test_dsp_lowering_repacks_the_weights():
     assert any(n.startswith("multiplier_") for n in ref_consts)
     assert not any(n.startswith("multiplier_") or n.startswith("c_w") for n in dsp_consts)
     w = next(c for n, c in dsp_consts.items() if n.startswith("w_"))
-    assert w.dtype == "int32" and w.data.size == 6 * 72 // 4
+    # 16 output pixels: int16 weights, two bytes each (conv2d_s8.WIDE_MIN_PIXELS)
+    assert w.dtype == "int32" and w.data.size == 6 * 72 // 2
     (call,) = dsp.lowered.calls
-    assert call.params["k4"] == 72 and call.params["rq_r2"] is True
+    assert call.params["k4"] == 72 and call.params["rq_r2"] is True and call.params["wide"] == 1
+    # --optimize size keeps them in bytes
+    small = build_graph(g, "t", target="cortex-m4", optimize="size")
+    w = next(c for c in small.lowered.consts if c.name.startswith("w_"))
+    assert w.data.size == 6 * 72 // 4 and small.lowered.calls[0].params["wide"] == 0
 
 
 @pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
