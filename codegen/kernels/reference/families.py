@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.ir.types import C_SUFFIX, C_TYPES, INTEGER_DTYPES, int_bits, wrap_ctype
+from codegen.kernels.reference.mean import ReduceLoops
 from codegen.kernels.spec import kernel_family
 from codegen.ops.float_unary import FloatUnaryOp
 from codegen.ops.fused_elementwise import INT8_BINARY
@@ -95,6 +96,6 @@ kernel_family("bit_shift", {f"bit_shift_{C_SUFFIX[d]}": {
 kernel_family("cumulative", _per_dtype("cumulative", FLOAT + INTS))
 kernel_family("topk", _per_dtype("topk", FLOAT + INTS))
 kernel_family("tfidf_vectorizer", _per_dtype("tfidf_vectorizer", ("int32", "int64")))
-kernel_family("pad", {"pad_f32": {"stem": "pad_f32", "ctype": "float"}, "pad_s8": {"stem": "pad_s8", "ctype": "int8_t"}})
 kernel_family("float_test", {f"{op}_f32": {"stem": op} for op in ("isnan", "isinf")})
-kernel_family("reduce_f32", {f"reduce_{op}_f32": {"stem": f"reduce_{op}"} for op in ("max", "min", "prod", "sum")})
+kernel_family("reduce_f32", {f"reduce_{op}_f32": {"stem": f"reduce_{op}"} for op in ("max", "min", "prod", "sum")},
+              params=ReduceLoops)
