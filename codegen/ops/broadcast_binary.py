@@ -88,7 +88,8 @@ class BroadcastBinaryOp(Op):
         dims, (sa, sb) = broadcast_plan(node, g.values[node.outputs[0]].shape, g.values[a].shape,
                                         g.values[b].shape)
         ctx.request(KernelRequest(cls.kernel(node, g.values[a].dtype), node,
-                                  {"dims": dims, "a_strides": sa, "b_strides": sb}, headers=tuple(cls.headers)))
+                                  {"dims": dims, "a_strides": sa, "b_strides": sb},
+                                  (ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])), tuple(cls.headers)))
 
 
 class BoolResultOp(BroadcastBinaryOp):
