@@ -84,8 +84,8 @@ class UnaryOp(Op):
             lower_lut(node, ctx, cls.int8_fn(node, ctx.g))
             return
         params = {"n": ctx.g.values[x].size, **cls.float_params(node)}
-        ctx.call(node, cls.float_kernel, params, [ctx.tensor(x), ctx.tensor(out)], headers=cls.float_headers,
-                 elementwise=True)
+        ctx.request(KernelRequest(cls.float_kernel, node, params, (ctx.tensor(x), ctx.tensor(out)),
+                                  tuple(cls.float_headers), elementwise=True))
 
 
 class FloatPredicateOp(Op):
