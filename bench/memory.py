@@ -31,7 +31,7 @@ from codegen.ir.builder import GraphBuilder
 from codegen.ir.types import np_dtype
 from codegen.lower import lower_graph
 from codegen.memory import Buffer, lower_bound, plan_memory
-from codegen.memory.schedule import memory_order, order_peak
+from codegen.passes.schedule_for_memory import memory_order, order_peak
 from codegen.options import CompileOptions
 from codegen.passes.dce import eliminate_dead_code
 from codegen.targets import load_target

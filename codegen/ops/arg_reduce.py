@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind
 from codegen.ops.softmax import normalized_axis, row_geometry
@@ -52,5 +52,6 @@ class ArgReduceOp(Op):
     def lower(cls, node, ctx: Lowering):
         x, out = node.inputs[0], node.outputs[0]
         geo = row_geometry(node, ctx.g.values[x].shape)
-        ctx.call(node, "arg_reduce_f32", {**geo, "is_max": cls.is_max, "last": bool(node.attrs["select_last_index"])},
-                 [ctx.tensor(x), ctx.tensor(out)])
+        ctx.request(KernelRequest("arg_reduce_f32", node, {**geo, "is_max": cls.is_max,
+                                                           "last": bool(node.attrs["select_last_index"])},
+                                  (ctx.tensor(x), ctx.tensor(out))))

@@ -14,6 +14,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 def channel_axis(node, rank: int) -> int:
@@ -80,5 +81,5 @@ class BatchNorm(Op):
             "mul": ctx.constant(node, "mul", k, "float32"),
             "add": ctx.constant(node, "add", s, "float32"),
         }
-        ctx.call(node, "batch_norm_f32", params,
-                 [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest("batch_norm_f32", node, params,
+                                  (ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0]))))

@@ -129,9 +129,8 @@ class BinaryOp(Op):
         elif cls.is_quantized(node, ctx.g):
             cls.lower_int8(node, ctx)
         else:  # the wrapping integer kernels (the broadcast2 family)
-            ctx.call(node, f"{cls.kernel_stem}_{SUFFIX[dtype]}",
-                     cls.loop_params(node, ctx), [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])],
-                     elementwise=True)
+            ctx.request(KernelRequest(f"{cls.kernel_stem}_{SUFFIX[dtype]}", node, cls.loop_params(node, ctx),
+                                      elementwise=True))
 
     @classmethod
     def lower_int8(cls, node: Node, ctx: Lowering) -> None:

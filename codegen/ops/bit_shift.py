@@ -16,6 +16,7 @@ from codegen.ops.bitwise import BitwiseBinaryOp
 from codegen.ops.broadcast_binary import SUFFIX
 from codegen.ops.common import broadcast_plan
 from codegen.ops.registry import register
+from codegen.ops.request import KernelRequest
 
 SHIFT_SUFFIX = {**SUFFIX, "uint16": "u16", "uint32": "u32", "uint64": "u64"}
 
@@ -65,6 +66,6 @@ class BitShift(BitwiseBinaryOp):
         g = ctx.g
         a, b = node.inputs
         dims, (sa, sb) = broadcast_plan(node, g.values[node.outputs[0]].shape, g.values[a].shape, g.values[b].shape)
-        ctx.call(node, cls.kernel(node, g.values[a].dtype),
-                 {"dims": dims, "a_strides": sa, "b_strides": sb, "left": int(node.attrs["direction"] == "LEFT")},
-                 [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest(cls.kernel(node, g.values[a].dtype), node,
+                                  {"dims": dims, "a_strides": sa, "b_strides": sb,
+                                   "left": int(node.attrs["direction"] == "LEFT")}))

@@ -7,6 +7,7 @@ import numpy as np
 from codegen.ops.bitwise import INTEGERS, WIDTHS, width_suffix
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 @register
@@ -31,6 +32,6 @@ class BitwiseNot(Op):
     @classmethod
     def lower(cls, node, ctx):
         x, out = node.inputs[0], node.outputs[0]
-        call = ctx.call(node, f"bitwise_not_{width_suffix(ctx.g.values[x].dtype)}", {"n": ctx.g.values[x].size},
-                        [ctx.tensor(x), ctx.tensor(out)])
+        call = ctx.request(KernelRequest(f"bitwise_not_{width_suffix(ctx.g.values[x].dtype)}", node,
+                                         {"n": ctx.g.values[x].size}, (ctx.tensor(x), ctx.tensor(out))))
         ctx.allow_inplace(call, out, x)

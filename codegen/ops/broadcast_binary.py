@@ -17,7 +17,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import C_SUFFIX, INTEGER_DTYPES
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import broadcast_plan, broadcast_shape
 from codegen.ops.registry import Op, OpKind
 
@@ -87,8 +87,9 @@ class BroadcastBinaryOp(Op):
         a, b = node.inputs
         dims, (sa, sb) = broadcast_plan(node, g.values[node.outputs[0]].shape, g.values[a].shape,
                                         g.values[b].shape)
-        ctx.call(node, cls.kernel(node, g.values[a].dtype), {"dims": dims, "a_strides": sa, "b_strides": sb},
-                 [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])], headers=cls.headers)
+        ctx.request(KernelRequest(cls.kernel(node, g.values[a].dtype), node,
+                                  {"dims": dims, "a_strides": sa, "b_strides": sb},
+                                  (ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])), tuple(cls.headers)))
 
 
 class BoolResultOp(BroadcastBinaryOp):

@@ -16,6 +16,7 @@ from codegen.ir.types import INTEGER_DTYPES
 from codegen.ops.broadcast_binary import SUFFIX, kernel_names
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind
+from codegen.ops.request import KernelRequest
 from codegen.ops.softmax import normalized_axis, row_geometry
 
 
@@ -55,4 +56,5 @@ class CumulativeOp(Op):
         geo = row_geometry(node, ctx.g.values[x].shape)
         params = {**geo, "product": cls.is_product, "exclusive": bool(node.attrs["exclusive"]),
                   "reverse": bool(node.attrs["reverse"])}
-        ctx.call(node, f"cumulative_{SUFFIX[ctx.g.values[x].dtype]}", params, [ctx.tensor(x), ctx.tensor(out)])
+        ctx.request(KernelRequest(f"cumulative_{SUFFIX[ctx.g.values[x].dtype]}", node, params,
+                                  (ctx.tensor(x), ctx.tensor(out))))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.quant import dequantize_int8
@@ -41,6 +41,6 @@ class Dequantize(Op):
     def lower(cls, node, ctx: Lowering):
         x, out = node.inputs[0], node.outputs[0]
         qi = quant_of(ctx.g, x, node)
-        ctx.call(node, "dequantize_s8_f32", {"n": ctx.g.values[x].size, "scale": float(np.float32(qi.s)),
-                                         "zero_point": qi.zp},
-                 [ctx.tensor(x), ctx.tensor(out)], headers=("kiln_quant.h",))
+        ctx.request(KernelRequest("dequantize_s8_f32", node, {"n": ctx.g.values[x].size,
+                                                              "scale": float(np.float32(qi.s)), "zero_point": qi.zp},
+                                  (ctx.tensor(x), ctx.tensor(out)), ("kiln_quant.h",)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ops.request import ScratchArg
+from codegen.ops.request import KernelRequest, ScratchArg
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 
@@ -42,5 +42,5 @@ class Det(Op):
     def lower(cls, node, ctx):
         x = ctx.g.values[node.inputs[0]]
         n = x.shape[-1]
-        ctx.call(node, "det_f32", {"count": x.size // (n * n), "n": n},
-                 [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0]), ScratchArg(4 * n * n)])
+        ctx.request(KernelRequest("det_f32", node, {"count": x.size // (n * n), "n": n},
+                                  (ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0]), ScratchArg(4 * n * n))))

@@ -16,6 +16,7 @@ from codegen.errors import KilnError
 from codegen.ir.types import np_dtype
 from codegen.ops.index_map import lower_index_map
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 from codegen.ops.slice import require_nonempty
 from codegen.ops.softmax import normalized_axis
 
@@ -73,6 +74,5 @@ class Gather(Op):
             lower_index_map(node, ctx, data, node.outputs[0], picks, in_shape=(outer, dim, inner))
             return
         itemsize = np_dtype(g.values[data].dtype).itemsize
-        ctx.call(node, "gather_rows", {"outer": outer, "dim": dim, "row_bytes": inner * itemsize,
-                                       "count": iv.size, "wide_indices": iv.dtype == "int64"},
-                 [ctx.tensor(data), ctx.tensor(idx), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest("gather_rows", node, {"outer": outer, "dim": dim, "row_bytes": inner * itemsize,
+                                                        "count": iv.size, "wide_indices": iv.dtype == "int64"}))

@@ -15,6 +15,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.types import np_dtype
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 from codegen.ops.softmax import normalized_axis
 
 
@@ -58,7 +59,6 @@ class GatherElements(Op):
         grids = np.meshgrid(*[np.arange(s) for s in iv.shape], indexing="ij")
         base = sum(gr * st for k, (gr, st) in enumerate(zip(grids, strides)) if k != axis)
         base = np.asarray(base, np.int64).reshape(-1) if iv.shape else np.zeros(1, np.int64)
-        ctx.call(node, "gather_elements", {"n": iv.size, "dim": dv.shape[axis], "axis_stride": strides[axis],
-                                           "elem": elem, "wide_indices": iv.dtype == "int64",
-                                           "base": ctx.constant(node, "base", base, "int32")},
-                 [ctx.tensor(data), ctx.tensor(idx), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest("gather_elements", node, {
+            "n": iv.size, "dim": dv.shape[axis], "axis_stride": strides[axis], "elem": elem,
+            "wide_indices": iv.dtype == "int64", "base": ctx.constant(node, "base", base, "int32")}))

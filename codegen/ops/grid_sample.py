@@ -14,6 +14,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 MODES = {"nearest": 0, "linear": 1, "cubic": 2}
 PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
@@ -140,7 +141,8 @@ class GridSample(Op):
         gshape = ctx.g.values[grid].shape
         dims = (1,) * (5 - len(shape)) + tuple(shape[2:])
         out = (1,) * (5 - len(gshape)) + tuple(gshape[1:-1])
-        ctx.call(node, "grid_sample_f32",
-                 {"batches": shape[0], "channels": shape[1], "dims": dims, "out": out,
-                  "coords": len(shape) - 2, "mode": MODES[mode], "padding": PADDINGS[padding], "align_corners": align},
-                 [ctx.tensor(x), ctx.tensor(grid), ctx.tensor(node.outputs[0])], headers=("math.h",))
+        ctx.request(KernelRequest("grid_sample_f32", node,
+                                  {"batches": shape[0], "channels": shape[1], "dims": dims, "out": out,
+                                   "coords": len(shape) - 2, "mode": MODES[mode], "padding": PADDINGS[padding],
+                                   "align_corners": align},
+                                  (ctx.tensor(x), ctx.tensor(grid), ctx.tensor(node.outputs[0])), ("math.h",)))

@@ -19,7 +19,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.graph import Node
 from codegen.ir.types import np_dtype
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.reshape import emit_copy
 
 MAX_DIMS = 6
@@ -72,6 +72,6 @@ def lower_index_map(node: Node, ctx: Lowering, src: str, out: str, picks: Sequen
         starts.append(acc)
         acc += t.size
     table = ctx.constant(node, f"offsets{'_' + part if part else ''}", np.concatenate([[0], *tables]), "int32")
-    ctx.call(node, "index_map", {"dims": (1,) * pad + tuple(dims), "start": (0,) * pad + tuple(starts),
-                                 "table": table, "chunk": chunk},
-             [ctx.tensor(src), ctx.tensor(out)], part=part)
+    ctx.request(KernelRequest("index_map", node, {"dims": (1,) * pad + tuple(dims), "start": (0,) * pad + tuple(starts),
+                                                  "table": table, "chunk": chunk},
+                              (ctx.tensor(src), ctx.tensor(out)), part=part))

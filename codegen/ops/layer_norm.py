@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ops.request import ScratchArg
+from codegen.ops.request import KernelRequest, ScratchArg
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.softmax import normalized_axis
@@ -44,9 +44,9 @@ def lower_norm(node, ctx, rms: bool) -> None:
     scale = ctx.tensor(ins[1]) if ins[1] else ctx.constant(node, "ones", np.ones(cols), "float32")
     bias = ctx.tensor(ins[2]) if ins[2] else ctx.constant(node, "zeros", np.zeros(cols), "float32")
     stats = [ctx.tensor(o) for o in node.outputs[1:]] or [ScratchArg(4 * rows), ScratchArg(4 * rows)]
-    ctx.call(node, "layer_norm_f32", {"rows": rows, "cols": cols, "epsilon": float(node.attrs["epsilon"]),
-                                      "rms": rms},
-             [ctx.tensor(x), scale, bias, ctx.tensor(node.outputs[0]), *stats], headers=("math.h",))
+    ctx.request(KernelRequest("layer_norm_f32", node, {"rows": rows, "cols": cols,
+                                                       "epsilon": float(node.attrs["epsilon"]), "rms": rms},
+                              (ctx.tensor(x), scale, bias, ctx.tensor(node.outputs[0]), *stats), ("math.h",)))
 
 
 @register

@@ -6,6 +6,7 @@ import numpy as np
 
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 @register
@@ -31,4 +32,4 @@ class Not(Op):
     @classmethod
     def lower(cls, node, ctx):
         x, out = node.inputs[0], node.outputs[0]
-        ctx.call(node, "not_b8", {"n": ctx.g.values[x].size}, [ctx.tensor(x), ctx.tensor(out)])
+        ctx.request(KernelRequest("not_b8", node, {"n": ctx.g.values[x].size}, (ctx.tensor(x), ctx.tensor(out))))

@@ -13,6 +13,7 @@ from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.ops.common import broadcast_plan, broadcast_shape, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 def _matrices(node: Node, a_shape, b_shape):
@@ -67,4 +68,4 @@ class MatMul(Op):
         dims, (sa, sb) = broadcast_plan(node, batch, a_batch, b_batch)
         params = {"dims": dims, "a_strides": tuple(s * m * k for s in sa),
                   "b_strides": tuple(s * k * n for s in sb), "m": m, "k": k, "n": n}
-        ctx.call(node, "matmul_f32", params, [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest("matmul_f32", node, params))

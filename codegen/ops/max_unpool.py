@@ -11,6 +11,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 @register
@@ -52,5 +53,5 @@ class MaxUnpool(Op):
     def lower(cls, node, ctx):
         x = ctx.g.values[node.inputs[0]]
         out = ctx.g.values[node.outputs[0]]
-        ctx.call(node, "max_unpool_f32", {"n": x.size, "size": out.size},
-                 [ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest("max_unpool_f32", node, {"n": x.size, "size": out.size},
+                                  (ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), ctx.tensor(node.outputs[0]))))

@@ -16,7 +16,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.quant import multiply_by_quantized_multiplier, quantize_multiplier
@@ -136,10 +136,10 @@ class Mean(Op):
         count = int(np.prod([s for s, _ in reduced], dtype=np.int64))
         if g.values[x].dtype == "float32":
             params["count"] = float(count)
-            ctx.call(node, "mean_f32", params, [ctx.tensor(x), ctx.tensor(out)])
+            ctx.request(KernelRequest("mean_f32", node, params, (ctx.tensor(x), ctx.tensor(out))))
             return
         qi, qo = quant_of(g, x, node), quant_of(g, out, node)
         multiplier, shift = mean_int8_params(qi.s, qo.s, count)
         params.update(zp_times_count=int(wrap_int32(qi.zp * count)), multiplier=multiplier,
                       shift=shift, output_zero_point=qo.zp)
-        ctx.call(node, "mean_s8", params, [ctx.tensor(x), ctx.tensor(out)], headers=("kiln_fixedpoint.h",))
+        ctx.request(KernelRequest("mean_s8", node, params, (ctx.tensor(x), ctx.tensor(out)), ("kiln_fixedpoint.h",)))

@@ -17,6 +17,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 from codegen.quant import quantize_float_to_int8
 
 MAX_DIMS = 6
@@ -106,4 +107,4 @@ class Pad(Op):
         else:
             params["value"] = float(np.float32(node.attrs["value"]))
             kernel = "pad_f32"
-        ctx.call(node, kernel, params, [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest(kernel, node, params, (ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0]))))

@@ -13,7 +13,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.unary import lower_lut, per_tensor_quants
@@ -62,6 +62,6 @@ class Quantize(Op):
             lower_lut(node, ctx, _requantize_fn(node, ctx.g))
             return
         qo = quant_of(ctx.g, out, node)
-        ctx.call(node, "quantize_f32", {"n": ctx.g.values[x].size, "scale": float(np.float32(qo.s)),
-                                        "zero_point": qo.zp},
-                 [ctx.tensor(x), ctx.tensor(out)], headers=("kiln_quant.h",))
+        ctx.request(KernelRequest("quantize_f32", node, {"n": ctx.g.values[x].size, "scale": float(np.float32(qo.s)),
+                                                         "zero_point": qo.zp},
+                                  (ctx.tensor(x), ctx.tensor(out)), ("kiln_quant.h",)))

@@ -15,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from codegen.ir.graph import Graph, Node
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import require_dtypes
 from codegen.ops.mean import Mean, reduce_plan
 from codegen.ops.registry import Op, OpKind
@@ -57,4 +57,4 @@ class ReduceOp(Op):
         kept, reduced = reduce_plan(node, ctx.g.values[x].shape)
         params = {"kept_dims": tuple(s for s, _ in kept), "kept_strides": tuple(st for _, st in kept),
                   "red_dims": tuple(s for s, _ in reduced), "red_strides": tuple(st for _, st in reduced)}
-        ctx.call(node, cls.kernels[0], params, [ctx.tensor(x), ctx.tensor(out)], headers=("math.h",))
+        ctx.request(KernelRequest(cls.kernels[0], node, params, (ctx.tensor(x), ctx.tensor(out)), ("math.h",)))

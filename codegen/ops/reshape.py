@@ -8,6 +8,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 @register
@@ -39,4 +40,4 @@ class Reshape(Op):
 
 def emit_copy(node, ctx, src: str, out: str) -> None:
     """A byte copy of `src` into `out` (used where a view cannot alias)."""
-    ctx.call(node, "copy", {"nbytes": ctx.g.values[out].nbytes}, [ctx.tensor(src), ctx.tensor(out)])
+    ctx.request(KernelRequest("copy", node, {"nbytes": ctx.g.values[out].nbytes}, (ctx.tensor(src), ctx.tensor(out))))

@@ -23,6 +23,7 @@ from codegen.errors import KilnError
 from codegen.ops.common import require_dtypes
 from codegen.ops.index_map import lower_index_map
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 MODES = ("nearest", "linear", "cubic")
 COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
@@ -236,7 +237,7 @@ class Resize(Op):
                   "index": ctx.constant(node, "index", np.concatenate(index), "int32"),
                   "weight": ctx.constant(node, "weight", np.concatenate(weight), "float32"),
                   "extrapolation": float(node.attrs["extrapolation_value"])}
-        ctx.call(node, "resample_f32", params, [ctx.tensor(x), ctx.tensor(out)])
+        ctx.request(KernelRequest("resample_f32", node, params, (ctx.tensor(x), ctx.tensor(out))))
 
 
 def _merged_axes(taps, shape) -> list[tuple]:

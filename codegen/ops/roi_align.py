@@ -16,6 +16,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 @register
@@ -61,12 +62,12 @@ class RoiAlign(Op):
     def lower(cls, node, ctx):
         x = ctx.g.values[node.inputs[0]]
         a = node.attrs
-        ctx.call(node, "roi_align_f32", {
+        ctx.request(KernelRequest("roi_align_f32", node, {
             "rois": ctx.g.values[node.inputs[1]].shape[0], "batch": x.shape[0], "channels": x.shape[1],
             "height": x.shape[2], "width": x.shape[3], "out_h": int(a["output_height"]),
             "out_w": int(a["output_width"]), "sampling_ratio": int(a["sampling_ratio"]),
             "spatial_scale": float(a["spatial_scale"]), "offset": 0.5 if a["half_pixel"] else 0.0,
-            "max_mode": a["mode"] == "max"}, [ctx.tensor(i) for i in (*node.inputs, node.outputs[0])])
+            "max_mode": a["mode"] == "max"}, tuple(ctx.tensor(i) for i in (*node.inputs, node.outputs[0]))))
 
 
 def _roi(x: np.ndarray, roi: np.ndarray, a: dict, out_h: int, out_w: int) -> np.ndarray:

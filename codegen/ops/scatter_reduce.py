@@ -15,6 +15,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 REDUCTIONS = {"add": (0, np.add), "mul": (1, np.multiply), "max": (2, np.maximum), "min": (3, np.minimum)}
 
@@ -60,6 +61,7 @@ class ScatterReduce(Op):
     def lower(cls, node, ctx):
         data, updates, offsets = node.inputs
         table = ctx.constant(node, "offsets", ctx.g.values[offsets].data, "int32")
-        ctx.call(node, "scatter_reduce_f32", {"n": ctx.g.values[data].size, "count": ctx.g.values[updates].size,
-                                              "reduction": REDUCTIONS[node.attrs["reduction"]][0], "offsets": table},
-                 [ctx.tensor(data), ctx.tensor(updates), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest("scatter_reduce_f32", node, {
+            "n": ctx.g.values[data].size, "count": ctx.g.values[updates].size,
+            "reduction": REDUCTIONS[node.attrs["reduction"]][0], "offsets": table},
+            (ctx.tensor(data), ctx.tensor(updates), ctx.tensor(node.outputs[0]))))

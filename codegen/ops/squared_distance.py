@@ -14,6 +14,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 @register
@@ -55,5 +56,6 @@ class SquaredDistance(Op):
     @classmethod
     def lower(cls, node, ctx):
         x, v = (ctx.g.values[name] for name in node.inputs)
-        ctx.call(node, "squared_distance_f32", {"rows": x.shape[0], "vectors": v.shape[0], "features": x.shape[1]},
-                 [ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest("squared_distance_f32", node,
+                                  {"rows": x.shape[0], "vectors": v.shape[0], "features": x.shape[1]},
+                                  (ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), ctx.tensor(node.outputs[0]))))

@@ -16,6 +16,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.types import np_dtype
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 @register
@@ -49,5 +50,5 @@ class Take(Op):
         elem = np_dtype(ctx.g.values[data].dtype).itemsize
         offsets = ctx.g.values[idx].data.reshape(-1)
         table = ctx.constant(node, "offsets", np.where(offsets < 0, -1, offsets * elem), "int32")
-        ctx.call(node, "take", {"n": int(offsets.size), "elem": elem, "table": table},
-                 [ctx.tensor(data), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest("take", node, {"n": int(offsets.size), "elem": elem, "table": table},
+                                  (ctx.tensor(data), ctx.tensor(node.outputs[0]))))

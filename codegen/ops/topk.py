@@ -12,7 +12,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.types import INTEGER_DTYPES
-from codegen.ops.request import ScratchArg
+from codegen.ops.request import KernelRequest, ScratchArg
 from codegen.ops.broadcast_binary import SUFFIX, kernel_names
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
@@ -55,5 +55,6 @@ class TopK(Op):
         x = node.inputs[0]
         geo = row_geometry(node, ctx.g.values[x].shape)
         params = {**geo, "k": int(node.attrs["k"]), "largest": bool(node.attrs["largest"])}
-        ctx.call(node, f"topk_{SUFFIX[ctx.g.values[x].dtype]}", params,
-                 [ctx.tensor(x), ctx.tensor(node.outputs[0]), ctx.tensor(node.outputs[1]), ScratchArg(geo["depth"])])
+        ctx.request(KernelRequest(f"topk_{SUFFIX[ctx.g.values[x].dtype]}", node, params,
+                                  (ctx.tensor(x), ctx.tensor(node.outputs[0]), ctx.tensor(node.outputs[1]),
+                                   ScratchArg(geo["depth"]))))

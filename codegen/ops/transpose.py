@@ -16,6 +16,7 @@ from codegen.errors import KilnError
 from codegen.ir.types import np_dtype
 from codegen.ops.common import quant_of
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 from codegen.ops.reshape import emit_copy
 
 MAX_DIMS = 6
@@ -98,6 +99,5 @@ class Transpose(Op):
                 emit_copy(node, ctx, src, out)
             return
         pad = MAX_DIMS - len(dims)
-        ctx.call(node, "transpose", {"dims": (1,) * pad + tuple(dims),
-                                     "in_strides": (0,) * pad + tuple(strides), "chunk": chunk},
-                 [ctx.tensor(src), ctx.tensor(out)])
+        ctx.request(KernelRequest("transpose", node, {"dims": (1,) * pad + tuple(dims),
+                                                      "in_strides": (0,) * pad + tuple(strides), "chunk": chunk}))

@@ -15,7 +15,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.ops.request import Lowering
+from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind
 from codegen.quant import unary_lut_int8
@@ -35,8 +35,8 @@ def lower_lut(node: Node, ctx: Lowering, fn: Int8Fn) -> None:
     """Emit `out[i] = table[(uint8_t)in[i]]` with the table of `fn` over all 256 inputs."""
     x, out = node.inputs[0], node.outputs[0]
     table = ctx.constant(node, "lut", unary_lut_int8(fn), "int8")
-    ctx.call(node, "unary_lut_s8", {"n": ctx.g.values[x].size, "table": table},
-             [ctx.tensor(x), ctx.tensor(out)], headers=("kiln_quant.h",), elementwise=True)
+    ctx.request(KernelRequest("unary_lut_s8", node, {"n": ctx.g.values[x].size, "table": table},
+                              (ctx.tensor(x), ctx.tensor(out)), ("kiln_quant.h",), elementwise=True))
 
 
 class UnaryOp(Op):
@@ -84,8 +84,8 @@ class UnaryOp(Op):
             lower_lut(node, ctx, cls.int8_fn(node, ctx.g))
             return
         params = {"n": ctx.g.values[x].size, **cls.float_params(node)}
-        ctx.call(node, cls.float_kernel, params, [ctx.tensor(x), ctx.tensor(out)], headers=cls.float_headers,
-                 elementwise=True)
+        ctx.request(KernelRequest(cls.float_kernel, node, params, (ctx.tensor(x), ctx.tensor(out)),
+                                  tuple(cls.float_headers), elementwise=True))
 
 
 class FloatPredicateOp(Op):
@@ -114,5 +114,5 @@ class FloatPredicateOp(Op):
         x, out = node.inputs[0], node.outputs[0]
         negative, positive = cls.detected_signs(node)
         (kernel,) = cls.kernels
-        ctx.call(node, kernel, {"n": ctx.g.values[x].size, "negative": negative, "positive": positive},
-                 [ctx.tensor(x), ctx.tensor(out)])
+        ctx.request(KernelRequest(kernel, node, {"n": ctx.g.values[x].size, "negative": negative, "positive": positive},
+                                  (ctx.tensor(x), ctx.tensor(out))))

@@ -12,6 +12,7 @@ from codegen.errors import KilnError
 from codegen.ir.types import np_dtype
 from codegen.ops.common import broadcast_plan, broadcast_shape
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 @register
@@ -49,6 +50,5 @@ class Where(Op):
         g = ctx.g
         out = g.values[node.outputs[0]]
         dims, (sc, sx, sy) = broadcast_plan(node, out.shape, *(g.values[i].shape for i in node.inputs))
-        ctx.call(node, "where", {"dims": dims, "c_strides": sc, "x_strides": sx, "y_strides": sy,
-                                 "elem": np_dtype(out.dtype).itemsize},
-                 [ctx.tensor(i) for i in node.inputs] + [ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest("where", node, {"dims": dims, "c_strides": sc, "x_strides": sx, "y_strides": sy,
+                                                  "elem": np_dtype(out.dtype).itemsize}))

@@ -14,7 +14,7 @@ from codegen.errors import KilnError
 from codegen.ir.graph import Graph
 from codegen.ir.printer import format_graph
 from codegen.ir.verifier import verify_graph
-from codegen.memory.schedule import schedule_for_memory
+from codegen.passes.schedule_for_memory import schedule_for_memory
 from codegen.passes.collapse_reshapes import collapse_reshapes
 from codegen.passes.cse import eliminate_common_subexpressions
 from codegen.passes.dce import eliminate_dead_code

@@ -106,3 +106,12 @@ def test_ops_and_ir_import_no_later_stage():
     back = sorted((m, d) for m, deps in _graph().items() if m.startswith(("codegen.ops", "codegen.ir"))
                   for d in deps if d.startswith(later))
     assert back == []
+
+
+def test_passes_import_no_later_stage():
+    """Passes rewrite the graph before fusion, lowering and planning: a pass that needs a
+    figure of a later stage (the memory scheduler's live bytes) computes it from the graph."""
+    later = tuple(f"codegen.{stage}" for stage in LATER_STAGES if stage != "passes")
+    back = sorted((m, d) for m, deps in _graph().items() if m.startswith("codegen.passes")
+                  for d in deps if d.startswith(later))
+    assert back == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.ir.types import C_SUFFIX, C_TYPES, INTEGER_DTYPES, int_bits, wrap_ctype
+from codegen.kernels.reference.mean import ReduceLoops
 from codegen.kernels.spec import kernel_family
 from codegen.ops.float_unary import FloatUnaryOp
 from codegen.ops.fused_elementwise import INT8_BINARY
@@ -34,6 +35,45 @@ class BinaryF32:
     b_strides: tuple[int, ...]
     act_min: float  # fused activation clamp
     act_max: float
+
+
+@dataclass(frozen=True)
+class Broadcast2:
+    dims: tuple[int, ...]  # loop extents, outermost first (coalesced, left-padded with 1)
+    a_strides: tuple[int, ...]  # element stride of input a per loop dimension, 0 = broadcast
+    b_strides: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class BitShift(Broadcast2):
+    left: bool  # toward the high bits (else toward the low bits)
+
+
+@dataclass(frozen=True)
+class AxisRows:
+    outer: int  # product of the dimensions before the axis
+    depth: int  # the axis
+    inner: int  # product of the dimensions after it
+
+
+@dataclass(frozen=True)
+class Cumulative(AxisRows):
+    product: bool  # running product (else running sum)
+    exclusive: bool  # each result leaves its own element out
+    reverse: bool  # run from the end of the axis
+
+
+@dataclass(frozen=True)
+class TopK(AxisRows):
+    k: int  # elements kept per row
+    largest: bool  # largest first (else smallest first)
+
+
+@dataclass(frozen=True)
+class FloatTest:
+    n: int  # elements
+    negative: bool  # IsInf: detect -inf, +inf
+    positive: bool
 
 
 FLOAT, INTS, BOOL = ("float32",), INTEGER_DTYPES, ("bool",)
@@ -82,19 +122,21 @@ kernel_family("unary_f32", _float_unary(), params=UnaryF32)
 kernel_family("binary_f32", {f"{op}_f32": {"stem": op} for op in INT8_BINARY}, params=BinaryF32)
 kernel_family("binary_s8", {f"{op}_bcast_s8": {"stem": f"{op}_bcast", "qtype": qtype, "fn": f"kiln_{op}_s8"}
                             for op, qtype in INT8_BINARY.items()})
-kernel_family("broadcast2", _broadcast2())
+kernel_family("broadcast2", _broadcast2(), params=Broadcast2)
 kernel_family("int_div", {_name("div", d): {"function": _name("div", d), "ctype": C_TYPES[d], "wide": wrap_ctype(d),
-                                            "signed": d in SIGNED} for d in INTS})
-kernel_family("int_mod", {**_int_mod("fmod", False), **_int_mod("mod", True)})
+                                            "signed": d in SIGNED} for d in INTS},
+              params=Broadcast2)
+kernel_family("int_mod", {**_int_mod("fmod", False), **_int_mod("mod", True)}, params=Broadcast2)
 kernel_family("bitwise", {_name(f"bitwise_{op}", d): {"function": _name(f"bitwise_{op}", d), "ctype": C_TYPES[d],
                                                       "op": f"bitwise_{op}"}
-                          for op in ("and", "or", "xor") for d in INTS if d.startswith("uint")})
+                          for op in ("and", "or", "xor") for d in INTS if d.startswith("uint")},
+              params=Broadcast2)
 kernel_family("bit_shift", {f"bit_shift_{C_SUFFIX[d]}": {
     "suffix": C_SUFFIX[d], "ctype": C_TYPES[d], "utype": C_TYPES[f"uint{int_bits(d)}"], "wide": wrap_ctype(d),
-    "bits": int_bits(d), "signed": d in SIGNED} for d in INTS})
-kernel_family("cumulative", _per_dtype("cumulative", FLOAT + INTS))
-kernel_family("topk", _per_dtype("topk", FLOAT + INTS))
+    "bits": int_bits(d), "signed": d in SIGNED} for d in INTS}, params=BitShift)
+kernel_family("cumulative", _per_dtype("cumulative", FLOAT + INTS), params=Cumulative)
+kernel_family("topk", _per_dtype("topk", FLOAT + INTS), params=TopK)
 kernel_family("tfidf_vectorizer", _per_dtype("tfidf_vectorizer", ("int32", "int64")))
-kernel_family("pad", {"pad_f32": {"stem": "pad_f32", "ctype": "float"}, "pad_s8": {"stem": "pad_s8", "ctype": "int8_t"}})
-kernel_family("float_test", {f"{op}_f32": {"stem": op} for op in ("isnan", "isinf")})
-kernel_family("reduce_f32", {f"reduce_{op}_f32": {"stem": f"reduce_{op}"} for op in ("max", "min", "prod", "sum")})
+kernel_family("float_test", {f"{op}_f32": {"stem": op} for op in ("isnan", "isinf")}, params=FloatTest)
+kernel_family("reduce_f32", {f"reduce_{op}_f32": {"stem": f"reduce_{op}"} for op in ("max", "min", "prod", "sum")},
+              params=ReduceLoops)

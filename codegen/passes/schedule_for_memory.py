@@ -1,4 +1,6 @@
-"""Memory-aware scheduling: the execution order of a branching graph that needs the least RAM.
+"""Memory-aware scheduling: the execution order of a branching graph that needs the least RAM
+(a pass, Graph -> Graph: the same nodes, reordered; it reads only the graph, so the passes
+import nothing from memory/).
 
 A graph with branches (residual, inception-style, several inputs) has many valid orders, and
 the largest total of live activations differs between them: running one branch to its end

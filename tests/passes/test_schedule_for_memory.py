@@ -7,7 +7,7 @@ import numpy as np
 from codegen.ir.builder import GraphBuilder
 from codegen.ir.interpreter import run_graph
 from codegen.ir.verifier import verify_graph
-from codegen.memory.schedule import memory_order, order_peak, schedule_for_memory
+from codegen.passes.schedule_for_memory import memory_order, order_peak, schedule_for_memory
 from codegen.passes.pipeline import PIPELINE
 
 H, W, C = 16, 16, 8  # stem output: 16*16*8 float32 = 8 KiB
