@@ -115,29 +115,31 @@ def _judge_run(run: scen.CliRun, path: Path) -> tuple[str, str]:
     return kind, message
 
 
-def mutant_case(k: int, path: Path, seed: mut.Seed, work: Path) -> tuple[str, str, list[str]]:
+def mutant_case(k: int, path: Path, seed: mut.Seed, work: Path) -> tuple[str, str, list[str], tuple[int, str]]:
     """`kiln inspect` (every fourth case) and `kiln build` on the mutant at `path`, through the
-    CLI entry; (kind, message: the stderr line of a clean error, the build's argv)."""
+    CLI entry; (kind, message: the stderr line of a clean error, the build's argv, its exit
+    status and stderr)."""
     out = work / "gen"
     shapes = _shape_args(seed.input_shapes)
     build = ["build", str(path), "--target", "host", "-o", str(out), "--planner", "greedy", "--time-limit", "1",
              "--quiet", *shapes]
-    kind, message = "ok", ""
+    kind, message, answer = "ok", "", (0, "")
     for argv in ([["inspect", str(path), *shapes]] if k % 4 == 0 else []) + [build]:
-        kind, message = _judge_run(scen.run_cli(argv), path)
+        run = scen.run_cli(argv)
+        kind, message, answer = *_judge_run(run, path), (run.rc, run.stderr)
         if kind not in ("ok", "kiln_error"):
-            return kind, message, build
+            return kind, message, build, answer
     if kind == "ok" and not scen._consistent(out):
         kind, message = "partial_output", f"exit 0 but {sorted(p.name for p in out.iterdir())[:20]}"
     elif kind == "kiln_error" and out.exists():
         kind, message = "partial_output", f"refused ({message}) but {out.name}/ exists"
     elif scen._leftovers(work):
         kind, message = "partial_output", f"left {scen._leftovers(work)}"
-    return kind, message, build
+    return kind, message, build, answer
 
 
 def cross_check(build: list[str], work: Path, expected: tuple[int, str]) -> tuple[str, str]:
-    """The same build through a real `kiln` process: the same exit status and stderr line."""
+    """The same build through a real `kiln` process: the same exit status and stderr."""
     out = work / "gen"
     shutil.rmtree(out, ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -173,7 +175,7 @@ def case_runner(seeds: list[mut.Seed], tmpdir: Path, sanitize_every: int, cross_
             path = work / f"case{k}{seed.suffix}"
             path.write_bytes(data)
         (work / "mutant").write_text(str(path.relative_to(work)))  # for the findings, should the case be killed
-        kind, message, build = mutant_case(k, path, seed, work)
+        kind, message, build, answer = mutant_case(k, path, seed, work)
         yield {"case": k, "seed": seed.name, "class": cls, "kind": kind, "message": message[-4000:],
                "seconds": time.perf_counter() - start}
         if kind == "ok" and k % sanitize_every == 0:
@@ -185,7 +187,7 @@ def case_runner(seeds: list[mut.Seed], tmpdir: Path, sanitize_every: int, cross_
             except Exception as err:  # noqa: BLE001 - reported as a finding
                 yield {"sanitizer": ("error", f"{type(err).__name__}: {err}")}
         if kind in ("ok", "kiln_error") and k % cross_every == 1:
-            yield {"cross_check": cross_check(build, work, (0 if kind == "ok" else 2, message))}
+            yield {"cross_check": cross_check(build, work, answer)}
     return run
 
 
