@@ -3,7 +3,7 @@ holding foreign files or inputs, OS faults while writing, concurrent builds into
 ONNX external data with damaged sizes, offsets and locations.
 
 Each scenario builds a small model through the real CLI entry (`codegen.cli.main`, in-process,
-or `python -m codegen` for concurrent builds) in a fresh folder and judges the outcome:
+forked processes racing for one folder for concurrent builds) in a fresh folder and judges the outcome:
 
 - `ok` / `kiln_error`: a build, or exit 2 with exactly one stderr line;
 - `lost_file`: a file the user had (outside the output folder, or inside one Kiln must not
@@ -17,14 +17,15 @@ or `python -m codegen` for concurrent builds) in a fresh folder and judges the o
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import io
 import json
 import os
 import random
-import subprocess
-import sys
+import select
 import time
+import traceback
 from pathlib import Path
 from unittest import mock
 
@@ -48,22 +49,56 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return out
 
 
-def _main(args: list[str]) -> tuple[int, str]:
+@dataclasses.dataclass
+class CliRun:
+    """`kiln ARGS` run in this process through the real entry (codegen.cli.main)."""
+    rc: int
+    stderr: str
+    raw_multiline: bool = False  # an error message had several lines before the CLI escaped them
+    traceback: str = ""          # of an internal error (the CLI itself prints one line)
+
+
+def run_cli(args: list) -> CliRun:
     from codegen import cli
 
+    raw_multiline, caught = [False], [""]
+    one_line, commands = cli._one_line, dict(cli.COMMANDS)
+
+    def watched_one_line(text: str) -> str:
+        raw_multiline[0] |= "\n" in text
+        return one_line(text)
+
+    def traced(command):
+        def run(parsed):
+            try:
+                return command(parsed)
+            except Exception:
+                caught[0] = traceback.format_exc()[-4000:]
+                raise
+        return run
+
     err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    with mock.patch.object(cli, "_one_line", watched_one_line), \
+            mock.patch.dict(cli.COMMANDS, {k: traced(v) for k, v in commands.items()}), \
+            contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
             rc = cli.main([str(a) for a in args])
         except SystemExit as exc:  # argparse
             rc = exc.code if isinstance(exc.code, int) else 2
-    return rc, err.getvalue()
+    return CliRun(rc, err.getvalue(), raw_multiline[0], caught[0])
+
+
+def _main(args: list) -> tuple[int, str]:
+    run = run_cli(args)
+    return run.rc, run.stderr + ("\n(raw message had several lines)" if run.raw_multiline else "")
 
 
 def _judge_cli(rc: int, err: str) -> tuple[str, str]:
     lines = err.splitlines()
     if rc == 0:
         return "ok", ""
+    if "MemoryError" in err:
+        return "memory", err[-3000:]
     if rc == 2 and len(lines) == 1 and "Traceback" not in err:
         return "kiln_error", lines[0]
     return ("crash" if rc == 70 or "Traceback" in err else "bad_message"), err[-3000:]
@@ -201,16 +236,53 @@ def os_fault(rng: random.Random, work: Path) -> tuple[str, str]:
     return kind, message
 
 
+def forked_builds(argvs: list[list], timeout: float = 300.0) -> list[tuple[int, str]]:
+    """Each argv through the CLI entry in its own forked process, all started at once: real
+    processes racing for one folder (as `kiln` processes would), without a fresh interpreter
+    each. (rc, stderr) per argv; a process still running after `timeout` is killed (rc -9)."""
+    procs = []
+    for argv in argvs:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                os.close(read_fd)
+                rc, err = _main(argv)
+                os.write(write_fd, json.dumps([rc, err]).encode())
+            except BaseException:  # noqa: BLE001 - reported as a crash below
+                code = 3
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        procs.append((pid, read_fd))
+    deadline = time.monotonic() + timeout
+    results = []
+    for pid, read_fd in procs:
+        chunks = []
+        while True:
+            ready, _, _ = select.select([read_fd], [], [], max(0.0, deadline - time.monotonic()))
+            data = os.read(read_fd, 1 << 16) if ready else b""
+            if not data:
+                break
+            chunks.append(data)
+        if not ready:
+            os.kill(pid, 9)
+        os.close(read_fd)
+        _, status = os.waitpid(pid, 0)
+        text = b"".join(chunks).decode()
+        results.append(tuple(json.loads(text)) if text else (-9 if not ready else 70, f"process ended: {status}"))
+    return results
+
+
 def concurrent(rng: random.Random, work: Path) -> tuple[str, str]:
     """Two or three `kiln build` processes into one folder at once; before: ENOTEMPTY or
     FileNotFoundError (exit 70) and a moment without the folder."""
     out = work / "gen"
     if rng.random() < 0.5:
         _previous_build(out, rng.choice(MODELS))
-    procs = [subprocess.Popen([sys.executable, "-m", "codegen", "build", str(rng.choice(MODELS)), "--target",
-                               "host", "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              text=True, cwd=work) for _ in range(rng.choice([2, 2, 3]))]
-    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    argvs = [["build", rng.choice(MODELS), "--target", "host", "-o", out] for _ in range(rng.choice([2, 2, 3]))]
+    results = forked_builds(argvs)
     for rc, err in results:
         kind, message = _judge_cli(rc, err)
         if kind not in ("ok", "kiln_error"):

@@ -28,6 +28,75 @@ def c_float(x: float) -> str:
     return np.format_float_scientific(f, unique=True, trim="0", exp_digits=2) + "f"
 
 
+# c_floats decides digit counts in float64 arithmetic; a decision closer to its boundary than
+# these margins (relative error of a scaled value is below 2^-50) goes to c_float instead.
+_HALF_MARGIN = 1e-5   # |fraction of the scaled value - 0.5|: a possible tie or misrounding
+_EDGE_MARGIN = 1e-4   # |distance to the candidate - half gap|, in units of the last digit
+_CHUNK = 1 << 16      # elements per vectorised pass (bounds the temporaries)
+
+
+def c_floats(values: np.ndarray) -> list[str]:
+    """c_float of every element, vectorised: the same text, about five times faster on large
+    weight arrays (printing float constants one by one dominated compiling large float models).
+
+    For a float32 whose neighbours are equally far (every value but zero, infinities and powers
+    of two), the shortest round-trip decimal with p significant digits is the value rounded to
+    p digits, if anything with p digits is strictly inside the half-gaps around it (numpy's
+    Dragon4 does not accept the boundaries either); p is the smallest such. That test is done
+    for p = 1..9 in float64 on whole arrays; values it cannot decide with certainty, and the
+    special ones, are printed by c_float itself."""
+    flat = np.asarray(values).reshape(-1)
+    with np.errstate(over="ignore"):
+        f32 = flat.astype(np.float32)
+    if np.isnan(f32).any():
+        raise ValueError("NaN cannot be written as a C constant")
+    out: list[str] = []
+    for start in range(0, f32.size, _CHUNK):
+        out += _c_floats_chunk(f32[start:start + _CHUNK])
+    return out
+
+
+def _c_floats_chunk(f32: np.ndarray) -> list[str]:
+    bits = f32.view(np.uint32)
+    special = ((bits & 0x7FFFFF) == 0) | ((bits & 0x7F800000) == 0x7F800000)
+    a32 = np.abs(f32)
+    a = a32.astype(np.float64)
+    safe = np.where(special, 1.0, a)  # placeholders for the special values, never used
+    half_gap = np.where(special, 0.0, (a - np.nextafter(a32, np.float32(0)).astype(np.float64)) / 2)
+    e10 = np.floor(np.log10(safe)).astype(np.int64)
+    lead = safe * _pow10(-e10)  # in [1, 10) once e10 is right
+    e10 += (lead >= 10.0).astype(np.int64) - (lead < 1.0).astype(np.int64)
+    unsure = special | (np.abs(lead - 1.0) < 1e-12) | (np.abs(lead - 10.0) < 1e-11)
+    count = np.zeros(f32.size, np.int64)
+    for p in range(1, 10):
+        todo = (count == 0) & ~unsure
+        if not todo.any():
+            break
+        scale = _pow10(p - 1 - e10[todo])
+        q = safe[todo] * scale
+        n = np.rint(q)
+        frac = q - np.floor(q)
+        edge = np.abs(np.abs(n - q) - half_gap[todo] * scale)
+        doubt = (np.abs(frac - 0.5) < _HALF_MARGIN) | (edge < _EDGE_MARGIN)
+        inside = (np.abs(n - q) < half_gap[todo] * scale) & ~doubt
+        idx = np.flatnonzero(todo)
+        unsure[idx[doubt]] = True
+        count[idx[inside]] = p
+    unsure |= count == 0
+    # What was tested is the value rounded to `count` significant digits, which is what %e
+    # prints (correctly rounded); c_float writes one digit as "1.0e-01".
+    texts = ["%.*ef" % (p - 1, v) if p > 1 else ("%.0e" % v).replace("e", ".0e") + "f"
+             for p, v in zip(count.tolist(), f32.astype(np.float64).tolist())]
+    for k in np.flatnonzero(unsure).tolist():
+        texts[k] = c_float(float(f32[k]))
+    return texts
+
+
+def _pow10(k: np.ndarray) -> np.ndarray:
+    """10.0**k for integer arrays, exact for |k| <= 22 (one rounding beyond)."""
+    return np.power(10.0, k.astype(np.float64))
+
+
 def c_int(x: int) -> str:
     """An integer literal; INT32_MIN and INT64_MIN are written so that no compiler warns."""
     x = int(x)
@@ -46,7 +115,7 @@ def c_array_values(data: np.ndarray, dtype: str, per_line: int = 16) -> list[str
     """The initializer of a constant array, as lines of comma-separated literals."""
     flat = data.reshape(-1)
     if dtype == "float32":
-        items = [c_float(v) for v in flat.tolist()]
+        items = c_floats(flat)
         per_line = 8
     elif dtype == "bool":
         items = ["1" if v else "0" for v in flat.tolist()]

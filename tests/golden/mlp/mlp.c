@@ -24,12 +24,17 @@ extern const float mlp_c_fc2_bias[10];
 #error "KILN_ARENA_ALIGN must be a power of two, at least 16"
 #endif
 #if defined(__GNUC__) && defined(KILN_ARENA_SECTION)
-static uint8_t mlp_arena[MLP_ARENA_SIZE] __attribute__((section(KILN_ARENA_SECTION), aligned(KILN_ARENA_ALIGN)));
+static uint8_t mlp_arena_storage[MLP_ARENA_SIZE] __attribute__((section(KILN_ARENA_SECTION), aligned(KILN_ARENA_ALIGN)));
 #elif defined(__GNUC__)
-static uint8_t mlp_arena[MLP_ARENA_SIZE] __attribute__((aligned(KILN_ARENA_ALIGN)));
+static uint8_t mlp_arena_storage[MLP_ARENA_SIZE] __attribute__((aligned(KILN_ARENA_ALIGN)));
 #else
-static uint8_t mlp_arena[MLP_ARENA_SIZE];
+static uint8_t mlp_arena_storage[MLP_ARENA_SIZE];
 #endif
+/* The run function reads the arena's address from a volatile pointer, so that no compiler
+ * specialises a kernel for constant arena addresses: GCC 12.2 at -O2 miscompiles such clones
+ * (after IPA-CP, ivopts turns a clone's stores into constant-based addresses, the clone is
+ * then taken for a pure function and calls to it are deleted). */
+static uint8_t *const volatile mlp_arena_base = mlp_arena_storage;
 
 /* ---- kernel fully_connected_f32 ---- */
 typedef struct {
@@ -160,6 +165,7 @@ int mlp_run(
     float *out_probs_1
 )
 {
+    uint8_t *const mlp_arena = mlp_arena_base;
     /* fully_connected_0: fc1, relu1 */
     kiln_fully_connected_f32(&fully_connected_0_params, in_x_0, mlp_w_fully_connected_0, mlp_c_fc1_bias, (float *)(void *)&mlp_arena[0]);
     KILN_PROFILE_MARK(0);

@@ -29,12 +29,17 @@ extern const int32_t tiny_int8_bias_fully_connected_0[3];
 #error "KILN_ARENA_ALIGN must be a power of two, at least 16"
 #endif
 #if defined(__GNUC__) && defined(KILN_ARENA_SECTION)
-static uint8_t tiny_int8_arena[TINY_INT8_ARENA_SIZE] __attribute__((section(KILN_ARENA_SECTION), aligned(KILN_ARENA_ALIGN)));
+static uint8_t tiny_int8_arena_storage[TINY_INT8_ARENA_SIZE] __attribute__((section(KILN_ARENA_SECTION), aligned(KILN_ARENA_ALIGN)));
 #elif defined(__GNUC__)
-static uint8_t tiny_int8_arena[TINY_INT8_ARENA_SIZE] __attribute__((aligned(KILN_ARENA_ALIGN)));
+static uint8_t tiny_int8_arena_storage[TINY_INT8_ARENA_SIZE] __attribute__((aligned(KILN_ARENA_ALIGN)));
 #else
-static uint8_t tiny_int8_arena[TINY_INT8_ARENA_SIZE];
+static uint8_t tiny_int8_arena_storage[TINY_INT8_ARENA_SIZE];
 #endif
+/* The run function reads the arena's address from a volatile pointer, so that no compiler
+ * specialises a kernel for constant arena addresses: GCC 12.2 at -O2 miscompiles such clones
+ * (after IPA-CP, ivopts turns a clone's stores into constant-based addresses, the clone is
+ * then taken for a pure function and calls to it are deleted). */
+static uint8_t *const volatile tiny_int8_arena_base = tiny_int8_arena_storage;
 
 /* ---- kernel average_pool2d_s8 ---- */
 typedef struct {
@@ -264,6 +269,7 @@ int tiny_int8_run(
     int8_t *out_probs_1
 )
 {
+    uint8_t *const tiny_int8_arena = tiny_int8_arena_base;
     /* conv2d_0: conv */
     kiln_conv2d_s8(&conv2d_0_params, in_image_0, tiny_int8_c_t1, tiny_int8_bias_conv2d_0, (int8_t *)(void *)&tiny_int8_arena[0]);
     KILN_PROFILE_MARK(0);
