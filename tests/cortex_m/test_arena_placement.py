@@ -59,7 +59,7 @@ def test_arena_in_a_named_section(cortex_m, net):
         nm = subprocess.run([tool(target, "nm"), "-S", str(fw.elf)], capture_output=True, text=True).stdout
         sections = subprocess.run([tool(target, "objdump"), "-h", str(fw.elf)], capture_output=True, text=True).stdout
     _same(got, want)
-    arena = re.search(r"^([0-9a-f]+) ([0-9a-f]+) [bBdD] t_arena$", nm, re.M)
+    arena = re.search(r"^([0-9a-f]+) ([0-9a-f]+) [bBdD] t_arena_storage$", nm, re.M)
     start = re.search(r"^([0-9a-f]+) \w __kiln_sram2_start$", nm, re.M)
     assert arena and start and arena.group(1) == start.group(1)  # the arena opens the section
     assert int(arena.group(1), 16) % 32 == 0 and int(arena.group(2), 16) == plain.plan.arena_size

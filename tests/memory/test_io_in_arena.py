@@ -143,7 +143,7 @@ def test_static_arena_section_and_alignment_macros(graph, tmp_path):
 
     assert cc('-DKILN_ARENA_SECTION=".kiln_sram2"', "-DKILN_ARENA_ALIGN=64").returncode == 0
     objdump = subprocess.run(["objdump", "-t", str(tmp_path / "t.o")], capture_output=True, text=True).stdout
-    (line,) = [ln for ln in objdump.splitlines() if ln.endswith(" t_arena")]
+    (line,) = [ln for ln in objdump.splitlines() if ln.endswith(" t_arena_storage")]
     assert ".kiln_sram2" in line
     sections = subprocess.run(["objdump", "-h", str(tmp_path / "t.o")], capture_output=True, text=True).stdout
     (sec,) = [ln for ln in sections.splitlines() if ".kiln_sram2" in ln]
