@@ -115,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--board", help="write a project for this board: startup code, linker script, main, Makefile "
                                    "(make, make run, make flash, make size); --target defaults to the board's "
                                    f"({', '.join(available_boards())})")
+    p.add_argument("--console", choices=("uart", "semihosting"),
+                   help="with --board: the project's console (its Makefile's default CONSOLE): the board's UART "
+                        "(the default on real boards) or semihosting (the default on QEMU's boards)")
     p.add_argument("--sign-key", type=Path, metavar="KEY",
                    help="with --weights blob: sign the blob with this Ed25519 private key (a file of 32 "
                         "random bytes, or 64 hex digits); code built with KILN_BLOB_REQUIRE_SIGNATURE "
@@ -199,6 +202,8 @@ def _cmd_build(args) -> int:
 
     if args.board:
         return _build_board_project(args)
+    if args.console:
+        raise KilnError("--console needs --board (the console of a board project)")
     if args.target is None:
         raise KilnError("--target is required (or --board, whose target is the default)")
     inputs = _build_inputs(args)
@@ -258,8 +263,11 @@ def _build_board_project(args) -> int:
     from codegen.project import board_build, check_board_target
     from codegen.targets.boards import board_target, load_board
 
+    from codegen.board_console import check_console
+
     board = load_board(args.board)
     args.target = args.target or board.target
+    console = check_console(board, args.console) if board.system == "bare-metal" else None
     inputs = _build_inputs(args)
     with output_lock(args.output):
         check_output_folder(args.output, inputs)
@@ -267,7 +275,7 @@ def _build_board_project(args) -> int:
         check_board_target(board, options.target)  # before compiling: one line, nothing written
         options = replace(options, target=board_target(options.target, board))
         result = _signed(compile_model(args.model, options), args)
-        files = board_build(result, board, options.target)
+        files = board_build(result, board, options.target, console)
         _notes(write_output(files, args.output, inputs))
     fw = result.manifest["firmware"]
     sizes = (f"firmware flash {fw['flash_bytes']} B of {fw['flash_budget_bytes']}, RAM {fw['ram_bytes']} B "
