@@ -274,7 +274,10 @@ def board_build(build: BuildResult, board: Board, target: Target, console: str |
     """Every file of the project: the model's, the project's, and the manifest with the firmware's sizes."""
     check_board_target(board, target)
     files = {**build.files, **project_files(build, board, target, console)}
-    manifest = {**build.manifest, "firmware": firmware_entry(build, files, board, target)}
+    fw = firmware_entry(build, files, board, target)
+    if board.system == "bare-metal":
+        fw["console"] = check_console(board, console)  # the Makefile's default CONSOLE
+    manifest = {**build.manifest, "firmware": fw}
     files[f"{build.name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     build.manifest.update(manifest)
     return files
