@@ -155,6 +155,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int, default=1, help="number of random inputs to run (default 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
+    p = sub.add_parser("analyze", help="per layer: op, kernel and variant, MACs, weights, activations, cost",
+                       description="Compile the model for the target and print one row per kernel call: the ops, "
+                                   "the kernel and variant chosen, MACs, weights bytes (flash), activation bytes in "
+                                   "and out, scratch, the cost model's estimate and, with --profile, the "
+                                   "instructions counted in QEMU; totals at the end.")
+    _add_compile_options(p)
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format (default table)")
+    p.add_argument("--profile", action="store_true",
+                   help="also count each call's instructions on the target's emulated board (as kiln profile)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the --profile input (default 0)")
+
     p = sub.add_parser("inspect", help="list ops, support, MACs, parameters, arena bound",
                        description="List the model's operators and whether Kiln supports them, "
                                    "MACs, parameter bytes and the activation lower bound.")
@@ -345,6 +356,14 @@ def _cmd_profile(args) -> int:
     return 0
 
 
+def _cmd_analyze(args) -> int:
+    from codegen.analyze import analyze_model, format_analysis
+
+    analysis = analyze_model(args.model, _options(args), profile=args.profile, seed=args.seed)
+    print(format_analysis(analysis, args.format), end="")
+    return 0
+
+
 def _cmd_inspect(args) -> int:
     from codegen.inspect import inspect_model
 
@@ -354,7 +373,7 @@ def _cmd_inspect(args) -> int:
 
 
 COMMANDS = {"build": _cmd_build, "run": _cmd_run, "verify": _cmd_verify, "profile": _cmd_profile,
-            "inspect": _cmd_inspect}
+            "inspect": _cmd_inspect, "analyze": _cmd_analyze}
 
 
 def _one_line(text: str) -> str:
