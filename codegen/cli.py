@@ -145,6 +145,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tolerance-lsb", type=int, default=None, metavar="N",
                    help="quantized outputs may differ by N steps of their output scale (default 0 against "
                         "TFLite Micro, whose numerics Kiln follows exactly; 1 against onnxruntime)")
+    p.add_argument("--inputs", type=Path, metavar="DIR_OR_NPZ",
+                   help="verify on your own samples instead of random ones: a folder of <input>.npy files or an "
+                        ".npz with one array per input (one sample, or N stacked on a leading axis; float data "
+                        "for a quantized input is quantized with its scale)")
 
     p = sub.add_parser("profile", help="exact instructions per kernel and in total on an emulated target",
                        description="Build firmware for the target's emulated board (Cortex-A: a static "
@@ -322,16 +326,18 @@ def _cmd_run(args) -> int:
 def _cmd_verify(args) -> int:
     from codegen.verify.reference import reference_name
     from codegen.verify.compare import format_lsb_counts
+    from codegen.verify.metrics import format_metrics_table
     from codegen.verify.run import verify_model
 
     if args.samples < 1:
         raise KilnError("--samples must be at least 1")
     if args.tolerance_lsb is not None and args.tolerance_lsb < 0:
         raise KilnError("--tolerance-lsb must be at least 0")
-    print(f"kiln verify: {args.model.name} on {args.target} against {reference_name(args.model)}, "
-          f"{args.samples} samples", flush=True)  # first: the steps after it take a while
+    source = f"samples from {args.inputs}" if args.inputs else f"{args.samples} random samples"
+    print(f"kiln verify: {args.model.name} on {args.target} against {reference_name(args.model)}, {source}",
+          flush=True)  # first: the steps after it take a while
     res = verify_model(args.model, _options(args), samples=args.samples, seed=args.seed, sanitize=args.sanitize,
-                       tolerance_lsb=args.tolerance_lsb)
+                       tolerance_lsb=args.tolerance_lsb, inputs=args.inputs)
     for o in res.outputs:
         exact = o.dtype.startswith("int") or o.dtype.startswith("uint")
         err = f"max abs error {o.max_abs_error:g}" + ("" if exact else f", relative {o.max_rel_error:.3g}")
@@ -340,6 +346,8 @@ def _cmd_verify(args) -> int:
                    + err)
         print(f"  {o.name}: {o.dtype}, {err}, {o.mismatches} of {o.elements} elements out of tolerance"
               f" -> {'ok' if o.ok else 'MISMATCH'}")
+    print(f"kiln verify: {res.samples} samples, per output over all of them:")
+    print(format_metrics_table(list(res.metrics)), end="")
     if not res.ok:
         raise VerificationError(f"{args.model}: outputs differ from {res.reference}")
     print("kiln verify: ok")
