@@ -21,7 +21,8 @@ from codegen.fusion.costmodel import Work, estimate
 from codegen.fusion.target_cost import cost_params
 from codegen.fusion.work import chain_work, node_work
 from codegen.ir.graph import Graph, Node
-from codegen.lower.kernel import ConstArray, KernelCall, ScratchArg
+from codegen.lower.kernel import KernelCall, ScratchArg
+from codegen.memory.report import steps_of
 from codegen.ops.fused_elementwise import ChainBody
 from codegen.ops.registry import get_op
 from codegen.options import CompileOptions
@@ -89,28 +90,18 @@ def _ops(nodes: list[Node]) -> str:
     return "+".join(names) or "-"
 
 
-def _constants(call: KernelCall) -> list[ConstArray]:
-    """The constants a call reads: its arguments and the arrays its parameter block points to."""
-    found = [a for a in call.args if isinstance(a, ConstArray)]
-    found += [v for v in call.params.values() if isinstance(v, ConstArray)]
-    return found
-
-
 def layers_of(build: BuildResult) -> list[Layer]:
     ctx = build.lowered
     g, params = ctx.g, cost_params(ctx.target)
-    seen: set[str] = set()
     layers = []
-    for k, call in enumerate(ctx.calls):
+    for k, (call, step) in enumerate(zip(ctx.calls, steps_of(ctx))):
         nodes = _call_nodes(call, g)
-        consts = [c for c in _constants(call) if c.name not in seen]
-        seen.update(c.name for c in consts)
         est = estimate([_work(n, g) for n in nodes], params)
         acts_in = {v for v in call.reads if v in g.values and not g.values[v].is_const}
         layers.append(Layer(
             index=k, call=call.cname, ops=_ops(nodes), kernel=call.kernel, variant=call.variant,
             macs=sum(get_op(n.op).macs(n, g) for n in nodes),
-            weights_bytes=sum(c.nbytes for c in {c.name: c for c in consts}.values()),
+            weights_bytes=step.weights_bytes,
             act_in_bytes=sum(g.values[v].nbytes for v in sorted(acts_in)),
             act_out_bytes=sum(g.values[v].nbytes for v in call.writes if v in g.values),
             scratch_bytes=sum(a.nbytes for a in call.args if isinstance(a, ScratchArg)),

@@ -35,7 +35,7 @@ WIDTH, HEIGHT = 960, 560  # the least size; wider for long schedules, up to MAX_
 STEP_PX, MAX_WIDTH = 40, 2400
 LEFT, RIGHT, TOP, BOTTOM = 90, 20, 48, 52
 # With named steps: room for the slanted kernel names, then the flash panel.
-NAMES_PX, FLASH_PX, FLASH_GAP = 130, 120, 45
+NAMES_PX, FLASH_PX, FLASH_GAP, CODE_PX = 130, 120, 45, 90
 LABEL_CHARS, LABEL_MIN_PX = 24, 12  # a kernel name's characters; the least room between two names
 
 
@@ -79,6 +79,7 @@ class FlashPanel:
     code_bar: Bar
     code_label_x: str
     code_label_y: str
+    code_label: str
 
 
 @dataclass(frozen=True)
@@ -221,28 +222,30 @@ def _flash_panel(named: tuple[StepInfo, ...], code_bytes: int, top: float, sx: f
     """Weights per step on the arena's time axis, and the code as one bar right of the plot."""
     bottom = top + FLASH_PX
     weights = sum(s.weights_bytes for s in named)
-    top_bytes = max(max((s.weights_bytes for s in named), default=0), code_bytes, 1)
+    # Scaled to the largest weights: the code, often larger than any one layer's weights,
+    # would flatten them; its bar stops at the top then, its figure written under it.
+    top_bytes = max(max((s.weights_bytes for s in named), default=0), 1) if weights else max(code_bytes, 1)
     sy = FLASH_PX / top_bytes
     bars = []
     for k, st in enumerate(named):
         h = st.weights_bytes * sy
         bars.append(Bar(_f(LEFT + k * sx + 0.1 * sx), _f(bottom - h), _f(0.8 * sx), _f(h),
                         f"step {k}: {st.call} ({st.kernel}) reads {st.weights_bytes:,} B of weights first"))
-    code_h = code_bytes * sy
-    code = Bar(_f(plot_right + 4), _f(bottom - code_h), _f(RIGHT - 8), _f(code_h),
+    code_h = min(code_bytes, top_bytes) * sy
+    code = Bar(_f(plot_right + 10), _f(bottom - code_h), _f(CODE_PX - 20), _f(code_h),
                f"code: about {code_bytes:,} B (kernels and calls, the estimate of the flash budget check)")
     return FlashPanel(
         title=f"Flash: weights {weights:,} B by the step that reads them, code about {code_bytes:,} B "
               f"(right), {weights + code_bytes:,} B in all",
         y=_f(top), h=_f(FLASH_PX), bottom=_f(bottom), y_label_y=_f(top), title_y=_f(top - 8),
-        top_label=f"{top_bytes:,}", bars=tuple(bars), code_bar=code, code_label_x=_f(plot_right + RIGHT / 2),
-        code_label_y=_f(bottom + 12))
+        top_label=f"{top_bytes:,}", bars=tuple(bars), code_bar=code, code_label_x=_f(plot_right + CODE_PX / 2),
+        code_label_y=_f(bottom + 12), code_label=f"code {code_bytes:,} B")
 
 
 def svg_context(plan: Plan, buffers: list[Buffer], name: str, steps_info: tuple[StepInfo, ...] = (),
                 code_bytes: int = 0) -> SvgContext:
     steps = max(max((b.last for b in buffers), default=0) + 1, len(steps_info))
-    right = RIGHT if not steps_info else 60  # room for the code bar
+    right = RIGHT if not steps_info else CODE_PX  # room for the code bar
     width = min(max(WIDTH, LEFT + right + steps * STEP_PX), MAX_WIDTH)
     plot_w = width - LEFT - right
     plot_h = HEIGHT - TOP - BOTTOM

@@ -89,10 +89,12 @@ def test_named_steps_slant_the_kernel_names_and_add_a_flash_panel():
     heights = [float(b.find(f"{SVG}rect").get("height")) for b in bars]
     assert len(bars) == 5 and heights[0] == 0 and heights == sorted(heights)
     code = root.find(f"{SVG}g[@class='code']/{SVG}rect")
-    assert float(code.get("height")) == FLASH_PX  # the panel's scale tops at the larger: the code
-    assert heights[-1] == pytest.approx(400 / 1234 * FLASH_PX, abs=0.01)
     texts = ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
     assert any("weights 1,000 B" in t and "code about 1,234 B" in t for t in texts)
+    # scaled to the largest weights; the larger code stops at the top, its figure written under it
+    assert float(code.get("height")) == FLASH_PX == heights[-1] and heights[1] == pytest.approx(FLASH_PX / 4)
+    assert any(t == "code 1,234 B" for t in texts)
+
     assert len(root.findall(f"{SVG}g[@class='buffer']")) == len(bufs)
 
 
