@@ -70,6 +70,15 @@ def uart_divisor(uart: Uart, board: str) -> tuple[int, str]:
             raise KilnError(f"the nRF UART has no BAUDRATE value for {uart.baud} baud "
                             f"(known: {', '.join(map(str, NRF_BAUDRATE))})", where=where)
         return NRF_BAUDRATE[uart.baud], f"BAUDRATE for {uart.baud} baud (data sheet table)"
+    if uart.kind == "pl011":
+        # The PL011's divisor is clock / (16 x baud) with a 6-bit fraction, rounded as the
+        # RP2040 data sheet (4.2.7.1) and the Pico SDK compute it: 8 x clock / baud in 1/128ths.
+        div = 8 * uart.clock_hz // uart.baud
+        ibrd, fbrd = div >> 7, ((div & 0x7F) + 1) // 2
+        if not 1 <= ibrd <= 0xFFFF:
+            raise KilnError(f"{uart.baud} baud from a {uart.clock_hz} Hz clock is outside the PL011's divisor "
+                            "range", where=where)
+        return ibrd << 6 | fbrd, f"IBRD {ibrd} << 6 | FBRD {fbrd}: {uart.clock_hz} / (16 x {uart.baud})"
     if uart.kind == "stm32-lpuart":
         div = round(256 * uart.clock_hz / uart.baud)
         lo, hi, meaning = 0x300, 0xFFFFF, f"256 x {uart.clock_hz} / {uart.baud}"

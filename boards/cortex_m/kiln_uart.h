@@ -5,7 +5,8 @@
  *
  * Kinds: the Arm CMSDK APB UART (MPS2/MPS3), the STM32 USART with the F1/F2/F4 register map
  * (SR, DR, BRR, CR1), the STM32 USART/LPUART with the F0/F7/L4/G4/H7 map (CR1, BRR, ISR, TDR),
- * and the Nordic nRF51/nRF52 UART. Freestanding: needs only stdint.h. */
+ * the Nordic nRF51/nRF52 UART and the Arm PrimeCell PL011 (RP2040, Stellaris). Freestanding:
+ * needs only stdint.h. */
 #ifndef KILN_UART_H
 #define KILN_UART_H
 
@@ -91,6 +92,29 @@ static inline void kiln_uart_putc(char c)
 }
 static inline void kiln_uart_flush(void)
 {
+}
+#elif defined(KILN_UART_PL011)
+/* UARTDR 0x000, UARTFR 0x018 (bit 5 TXFF, bit 3 BUSY), UARTIBRD 0x024, UARTFBRD 0x028, UARTLCR_H
+ * 0x02C (8 bits, FIFOs on; writing it latches the divisors), UARTCR 0x030 (UARTEN, TXE). The
+ * divisor is IBRD << 6 | FBRD. */
+static inline void kiln_uart_init(void)
+{
+    KILN_UART_REG(0x030u) = 0u;
+    KILN_UART_REG(0x024u) = KILN_UART_DIVISOR >> 6;
+    KILN_UART_REG(0x028u) = KILN_UART_DIVISOR & 0x3Fu;
+    KILN_UART_REG(0x02Cu) = (3u << 5) | (1u << 4);
+    KILN_UART_REG(0x030u) = (1u << 8) | 1u;
+}
+static inline void kiln_uart_putc(char c)
+{
+    while ((KILN_UART_REG(0x018u) & (1u << 5)) != 0u) {
+    }
+    KILN_UART_REG(0x000u) = (uint8_t)c;
+}
+static inline void kiln_uart_flush(void)
+{
+    while ((KILN_UART_REG(0x018u) & (1u << 3)) != 0u) {
+    }
 }
 #else
 #error "kiln_board.h names no UART kind this header knows"

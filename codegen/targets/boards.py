@@ -76,7 +76,7 @@ class ClockSetup:
     steps: tuple[RegisterStep, ...]
 
 
-UART_KINDS = ("cmsdk-uart", "stm32-usart", "stm32-usart-v2", "stm32-lpuart", "nrf-uart")
+UART_KINDS = ("cmsdk-uart", "stm32-usart", "stm32-usart-v2", "stm32-lpuart", "nrf-uart", "pl011")
 
 
 @dataclass(frozen=True)
