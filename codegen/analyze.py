@@ -63,6 +63,7 @@ class Analysis:
                 "weights_bytes": sum(x.weights_bytes for x in self.layers),
                 "act_in_bytes": sum(x.act_in_bytes for x in self.layers),
                 "act_out_bytes": sum(x.act_out_bytes for x in self.layers),
+                # scratch lives during its call only: the largest one, not a sum
                 "scratch_bytes": max((x.scratch_bytes for x in self.layers), default=0),
                 "est_instructions": sum(x.est_instructions for x in self.layers),
                 "est_cycles": sum(x.est_cycles for x in self.layers),

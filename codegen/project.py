@@ -89,7 +89,6 @@ class ProjectCtx:
 
 @dataclass(frozen=True)
 class MainCall:
-    index: int
     call: str
     kernel: str
 
@@ -170,7 +169,7 @@ def project_context(manifest: dict, board: Board, target: Target, console: str |
         console=check_console(board, console) if bare_metal else "stdout", has_uart=board.uart is not None,
         uart_run_command=f"{run} -no-reboot | {UART_RUN_FILTER}" if run and bare_metal else None,
         uart_exit="reset" if board.qemu_machine else "halt",
-        calls=tuple(MainCall(k, g["call"], g["kernel"]) for k, g in enumerate(manifest["fusion_groups"])))
+        calls=tuple(MainCall(g["call"], g["kernel"]) for g in manifest["fusion_groups"]))
 
 
 def project_files(build: BuildResult, board: Board, target: Target, console: str | None = None) -> dict[str, str]:
