@@ -1,4 +1,4 @@
-"""The `kiln` command: build, run, verify, profile, inspect.
+"""The `kiln` command: build, run, verify, profile, analyze, inspect.
 
 Errors in the user's input are one line on stderr and exit status 2; a verification
 mismatch exits 1; a crash inside Kiln is one line too (use --debug for the traceback).
