@@ -1,4 +1,4 @@
-"""The `kiln` command: build, run, verify, profile, inspect.
+"""The `kiln` command: build, run, verify, profile, analyze, inspect.
 
 Errors in the user's input are one line on stderr and exit status 2; a verification
 mismatch exits 1; a crash inside Kiln is one line too (use --debug for the traceback).
@@ -134,6 +134,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--board", help="write a project for this board: startup code, linker script, main, Makefile "
                                    "(make, make run, make flash, make size); --target defaults to the board's "
                                    f"({', '.join(available_boards())})")
+    p.add_argument("--console", choices=("uart", "semihosting"),
+                   help="with --board: the project's console (its Makefile's default CONSOLE): the board's UART "
+                        "(the default on real boards) or semihosting (the default on QEMU's boards)")
     p.add_argument("--sign-key", type=Path, metavar="KEY",
                    help="with --weights blob: sign the blob with this Ed25519 private key (a file of 32 "
                         "random bytes, or 64 hex digits); code built with KILN_BLOB_REQUIRE_SIGNATURE "
@@ -163,6 +166,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tolerance-lsb", type=int, default=None, metavar="N",
                    help="quantized outputs may differ by N steps of their output scale (default 0 against "
                         "TFLite Micro, whose numerics Kiln follows exactly; 1 against onnxruntime)")
+    p.add_argument("--inputs", type=Path, metavar="DIR_OR_NPZ",
+                   help="verify on your own samples instead of random ones: a folder of <input>.npy files or an "
+                        ".npz with one array per input (one sample, or N stacked on a leading axis; float data "
+                        "for a quantized input is quantized with its scale)")
 
     p = sub.add_parser("profile", help="exact instructions per kernel and in total on an emulated target",
                        description="Build firmware for the target's emulated board (Cortex-A: a static "
@@ -172,6 +179,17 @@ def _parser() -> argparse.ArgumentParser:
     _add_compile_options(p)
     p.add_argument("--samples", type=int, default=1, help="number of random inputs to run (default 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+    p = sub.add_parser("analyze", help="per layer: op, kernel and variant, MACs, weights, activations, cost",
+                       description="Compile the model for the target and print one row per kernel call: the ops, "
+                                   "the kernel and variant chosen, MACs, weights bytes (flash), activation bytes in "
+                                   "and out, scratch, the cost model's estimate and, with --profile, the "
+                                   "instructions counted in QEMU; totals at the end.")
+    _add_compile_options(p)
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format (default table)")
+    p.add_argument("--profile", action="store_true",
+                   help="also count each call's instructions on the target's emulated board (as kiln profile)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the --profile input (default 0)")
 
     p = sub.add_parser("inspect", help="list ops, support, MACs, parameters, arena bound",
                        description="List the model's operators and whether Kiln supports them, "
@@ -224,6 +242,8 @@ def _cmd_build(args) -> int:
         return _build_library(args)
     if args.board:
         return _build_board_project(args)
+    if args.console:
+        raise KilnError("--console needs --board (the console of a board project)")
     inputs = _build_inputs(args)
     with output_lock(args.output):  # a second build into this folder fails at once
         check_output_folder(args.output, inputs)  # before the work: a folder Kiln must not replace
@@ -319,8 +339,11 @@ def _build_board_project(args) -> int:
     from codegen.project import board_build, check_board_target
     from codegen.targets.boards import board_target, load_board
 
+    from codegen.board_console import check_console
+
     board = load_board(args.board)
     args.target = args.target or board.target
+    console = check_console(board, args.console) if board.system == "bare-metal" else None
     inputs = _build_inputs(args)
     with output_lock(args.output):
         check_output_folder(args.output, inputs)
@@ -331,7 +354,7 @@ def _build_board_project(args) -> int:
                             "arena's <name>_run: build it without --arena caller and --io-in-arena")
         options = replace(options, target=board_target(options.target, board), io_fixed=True)
         result = _signed(compile_model(args.model, options), args)
-        files = board_build(result, board, options.target)
+        files = board_build(result, board, options.target, console)
         _notes(write_output(files, args.output, inputs))
     fw = result.manifest["firmware"]
     sizes = (f"firmware flash {fw['flash_bytes']} B of {fw['flash_budget_bytes']}, RAM {fw['ram_bytes']} B "
@@ -371,20 +394,22 @@ def _cmd_run(args) -> int:
 def _cmd_verify(args) -> int:
     from codegen.verify.reference import reference_name
     from codegen.verify.compare import format_lsb_counts
+    from codegen.verify.metrics import format_metrics_table
     from codegen.verify.run import verify_model
 
     if args.samples < 1:
         raise KilnError("--samples must be at least 1")
     if args.tolerance_lsb is not None and args.tolerance_lsb < 0:
         raise KilnError("--tolerance-lsb must be at least 0")
-    print(f"kiln verify: {args.model.name} on {args.target} against {reference_name(args.model)}, "
-          f"{args.samples} samples", flush=True)  # first: the steps after it take a while
+    source = f"samples from {args.inputs}" if args.inputs else f"{args.samples} random samples"
+    print(f"kiln verify: {args.model.name} on {args.target} against {reference_name(args.model)}, {source}",
+          flush=True)  # first: the steps after it take a while
     if args.variant or args.more_models or args.max_shape:
         from codegen.variants.commands import cmd_verify
 
         return cmd_verify(args, _options(args))
     res = verify_model(args.model, _options(args), samples=args.samples, seed=args.seed, sanitize=args.sanitize,
-                       tolerance_lsb=args.tolerance_lsb)
+                       tolerance_lsb=args.tolerance_lsb, inputs=args.inputs)
     for o in res.outputs:
         exact = o.dtype.startswith("int") or o.dtype.startswith("uint")
         err = f"max abs error {o.max_abs_error:g}" + ("" if exact else f", relative {o.max_rel_error:.3g}")
@@ -393,6 +418,8 @@ def _cmd_verify(args) -> int:
                    + err)
         print(f"  {o.name}: {o.dtype}, {err}, {o.mismatches} of {o.elements} elements out of tolerance"
               f" -> {'ok' if o.ok else 'MISMATCH'}")
+    print(f"kiln verify: {res.samples} samples, per output over all of them:")
+    print(format_metrics_table(list(res.metrics)), end="")
     if not res.ok:
         raise VerificationError(f"{args.model}: outputs differ from {res.reference}")
     print("kiln verify: ok")
@@ -417,6 +444,14 @@ def _cmd_profile(args) -> int:
     return 0
 
 
+def _cmd_analyze(args) -> int:
+    from codegen.analyze import analyze_model, format_analysis
+
+    analysis = analyze_model(args.model, _options(args), profile=args.profile, seed=args.seed)
+    print(format_analysis(analysis, args.format), end="")
+    return 0
+
+
 def _cmd_inspect(args) -> int:
     from codegen.inspect import inspect_model
 
@@ -426,7 +461,7 @@ def _cmd_inspect(args) -> int:
 
 
 COMMANDS = {"build": _cmd_build, "run": _cmd_run, "verify": _cmd_verify, "profile": _cmd_profile,
-            "inspect": _cmd_inspect}
+            "inspect": _cmd_inspect, "analyze": _cmd_analyze}
 
 
 def _one_line(text: str) -> str:

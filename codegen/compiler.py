@@ -27,7 +27,7 @@ from codegen.lower import lower_graph
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.memory import Alias, Buffer, Plan, fit, plan_memory
 from codegen.memory.lifetimes import arena_aliases, arena_buffers, io_bytes
-from codegen.memory.report import memory_markdown, memory_svg
+from codegen.memory.report import StepInfo, memory_markdown, memory_svg, steps_of
 from codegen.ops import bounded
 from codegen.options import CompileOptions
 from codegen.passes.pipeline import run_pipeline
@@ -75,7 +75,7 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
         manifest["weights"] = weights_manifest(files[blob_file(name)], name, need_of(manifest).code_bytes)
     files[f"{name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     temps = [a.temp for a in aliases if a.pair in set(plan.aliases) and a.temp is not None]
-    files.update(_memory_report(plan, buffers + temps, name))
+    files.update(_memory_report(plan, buffers + temps, name, steps_of(lowered), need_of(manifest).code_bytes))
     return BuildResult(name, fused, lowered, buffers, plan, files, manifest, aliases, fusion=fusion)
 
 
@@ -252,8 +252,10 @@ def _manifest(ctx: LowerContext, plan: Plan, buffers: list[Buffer], name: str, m
     }
 
 
-def _memory_report(plan: Plan, buffers: list[Buffer], name: str) -> dict[str, str]:
-    """`N.memory.md` (figures and table of buffers) and `N.memory.svg` (the arena over time)."""
+def _memory_report(plan: Plan, buffers: list[Buffer], name: str, steps: tuple[StepInfo, ...],
+                   code_bytes: int) -> dict[str, str]:
+    """`N.memory.md` (figures and table of buffers) and `N.memory.svg` (the arena over time,
+    kernels named, and flash: weights per step and code)."""
     svg = f"{name}.memory.svg"
     return {f"{name}.memory.md": memory_markdown(plan, buffers, name, svg_file=svg),
-            svg: memory_svg(plan, buffers, name)}
+            svg: memory_svg(plan, buffers, name, steps, code_bytes)}

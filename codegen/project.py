@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegen import __version__, progress
+from codegen.board_console import board_header_context, check_console
 from codegen.budget import check_budget
 from codegen.compiler import BuildResult
 from codegen.emit.render import length_param, model_sources, write_generated
@@ -79,6 +80,17 @@ class ProjectCtx:
     inputs: tuple[MainIO, ...]
     outputs: tuple[MainIO, ...]
     blob_file: str | None  # --weights blob: the blob main.c loads (linked in by kiln_weights.S)
+    console: str  # the Makefile's default CONSOLE: "uart" or "semihosting" (bare metal only)
+    has_uart: bool  # the board file names a console UART
+    uart_run_command: str | None  # `make run` with CONSOLE=uart in QEMU (the UART on QEMU's serial port)
+    uart_exit: str  # the default UART_EXIT: "reset" (QEMU's boards end the run) or "halt" (real boards)
+    calls: tuple[MainCall, ...]  # the model's kernel calls, for the cycles of `make PROFILE=1`
+
+
+@dataclass(frozen=True)
+class MainCall:
+    call: str
+    kernel: str
 
 
 # The targets whose code each core runs: its own and those whose instruction set (and FPU) it
@@ -118,7 +130,13 @@ def _main_io(manifest: dict, key: str) -> tuple[MainIO, ...]:
                         length_param(io["c_name"]) if "length_axis" in io else None) for io in manifest[key])
 
 
-def project_context(manifest: dict, board: Board, target: Target) -> ProjectCtx:
+# `make run` with the UART console in QEMU: its serial port is the console (stdio with
+# -nographic), the firmware ends with "kiln-exit <status>" and a reset request that -no-reboot
+# turns into QEMU's exit; awk passes the text on and makes the status make's.
+UART_RUN_FILTER = """awk '{ sub(/\\r$$/, ""); print } /^kiln-exit / { status = $$2 } END { exit (status == "" ? 1 : status) }'"""
+
+
+def project_context(manifest: dict, board: Board, target: Target, console: str | None = None) -> ProjectCtx:
     bare_metal = board.system == "bare-metal"
     cpu_flags, opt = _opt_flag(target.cflags)
     flasher = board.flasher
@@ -127,7 +145,7 @@ def project_context(manifest: dict, board: Board, target: Target) -> ProjectCtx:
     if bare_metal:
         ldflags = (*target.ldflags, "-nostartfiles", "-T", "link.ld", "-Wl,--gc-sections")
         run = " ".join(qemu_command(board, Path("$(ELF)"))) if board.qemu_machine else None
-        where = f"in QEMU ({board.qemu_machine}), console and exit status through semihosting"
+        where = f"in QEMU ({board.qemu_machine}), console on semihosting or its serial port (CONSOLE)"
         runner = None
     else:
         from codegen.verify.qemu_user import launcher
@@ -141,18 +159,22 @@ def project_context(manifest: dict, board: Board, target: Target) -> ProjectCtx:
         description=board.description, target=target.name, bare_metal=bare_metal,
         cc=target.cc, size=tool(target, "size"), objcopy=tool(target, "objcopy"),
         cpu_flags=cpu_flags, opt=opt, ldflags=ldflags,
-        support_srcs=("startup.c",) if bare_metal else (), boot2=board.boot2 is not None,
+        support_srcs=("startup.c", "kiln_board.c") if bare_metal else (), boot2=board.boot2 is not None,
         flash_budget=board.flash_budget, ram_budget=board.ram_budget,
         run_command=run, run_where=where, runner=runner,
         flash_command=flasher.command, flash_image=image, variables=flasher.variables,
         notes=tuple(board.notes.splitlines()),
         inputs=_main_io(manifest, "inputs"), outputs=_main_io(manifest, "outputs"),
-        blob_file=manifest.get("weights", {}).get("blob_file"))
+        blob_file=manifest.get("weights", {}).get("blob_file"),
+        console=check_console(board, console) if bare_metal else "stdout", has_uart=board.uart is not None,
+        uart_run_command=f"{run} -no-reboot | {UART_RUN_FILTER}" if run and bare_metal else None,
+        uart_exit="reset" if board.qemu_machine else "halt",
+        calls=tuple(MainCall(g["call"], g["kernel"]) for g in manifest["fusion_groups"]))
 
 
-def project_files(build: BuildResult, board: Board, target: Target) -> dict[str, str]:
+def project_files(build: BuildResult, board: Board, target: Target, console: str | None = None) -> dict[str, str]:
     """The files a --board build adds to the model's: Makefile, main.c, console, startup, linker script."""
-    p = project_context(build.manifest, board, target)
+    p = project_context(build.manifest, board, target, console)
     files = {
         "Makefile": _ENV.get_template("project/Makefile.j2").render(p=p),
         "main.c": _ENV.get_template("project/main.c.j2").render(p=p),
@@ -166,6 +188,12 @@ def project_files(build: BuildResult, board: Board, target: Target) -> dict[str,
         files["startup.c"] = (CORTEX_M / "startup.c").read_text()
         files["kiln_semihost.h"] = (CORTEX_M / "kiln_semihost.h").read_text()
         files["link.ld"] = _ENV.get_template("cortex_m/link.ld.j2").render(b=board)
+        header = board_header_context(board)
+        files["kiln_board.h"] = _ENV.get_template("project/kiln_board.h.j2").render(b=header)
+        files["kiln_board.c"] = _ENV.get_template("project/kiln_board.c.j2").render(b=header)
+        files["kiln_cycles.h"] = (PROJECT_SUPPORT / "kiln_cycles.h").read_text()
+        if board.uart is not None:
+            files["kiln_uart.h"] = (CORTEX_M / "kiln_uart.h").read_text()
     clash = sorted(set(files) & set(build.files))
     if clash:
         raise KilnError(f"--name '{build.name}' gives a file the project needs itself ({clash[0]}); choose another name")
@@ -241,11 +269,14 @@ def firmware_entry(build: BuildResult, files: dict[str, str | bytes], board: Boa
     return {**entry, "measured": True, "toolchain": target.cc, **sizes}
 
 
-def board_build(build: BuildResult, board: Board, target: Target) -> dict[str, str | bytes]:
+def board_build(build: BuildResult, board: Board, target: Target, console: str | None = None) -> dict[str, str | bytes]:
     """Every file of the project: the model's, the project's, and the manifest with the firmware's sizes."""
     check_board_target(board, target)
-    files = {**build.files, **project_files(build, board, target)}
-    manifest = {**build.manifest, "firmware": firmware_entry(build, files, board, target)}
+    files = {**build.files, **project_files(build, board, target, console)}
+    fw = firmware_entry(build, files, board, target)
+    if board.system == "bare-metal":
+        fw["console"] = check_console(board, console)  # the Makefile's default CONSOLE
+    manifest = {**build.manifest, "firmware": fw}
     files[f"{build.name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     build.manifest.update(manifest)
     return files

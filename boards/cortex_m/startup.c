@@ -5,10 +5,24 @@
  * stack limit on Armv8-M, copy .data from flash, zero .bss, paint the stack so that its high
  * water mark can be measured, run main() and hand its status to the host via semihosting.
  * Any exception is unexpected here: it is reported on the console and ends the run with
- * KILN_EXIT_FAULT, so that a crash is an exit code and never a hang. */
+ * KILN_EXIT_FAULT, so that a crash is an exit code and never a hang.
+ *
+ * A board project (`kiln build --board`) defines KILN_BOARD: before main, kiln_board_init
+ * (kiln_board.c, generated from the board's data file) sets up the clock and the console
+ * UART's clock and pins. With KILN_CONSOLE_UART the console is that UART and the end of the
+ * run is a line "kiln-exit <status>" on it: then the core sleeps, or with KILN_EXIT_RESET (QEMU's
+ * boards, run with -no-reboot) requests a system reset, which ends QEMU. No semihosting call
+ * is made then, so the firmware runs on a board without a debugger attached. */
 #include <stdint.h>
 
+#if defined(KILN_BOARD)
+#include "kiln_board.h"
+#endif
+#if defined(KILN_CONSOLE_UART)
+#include "kiln_uart.h"
+#else
 #include "kiln_semihost.h"
+#endif
 
 #define KILN_EXIT_FAULT 4
 #define KILN_STACK_PAINT 0x57a5c0deu
@@ -37,6 +51,51 @@ static void enable_fpu(void)
 #endif
 }
 
+static void console_u32(uint32_t value);
+
+#if defined(KILN_CONSOLE_UART)
+static void console_write(const char *text)
+{
+    kiln_uart_write(text);
+}
+
+static void kiln_exit(int32_t status) __attribute__((noreturn));
+static void kiln_exit(int32_t status)
+{
+    console_write("kiln-exit ");
+    console_u32((uint32_t)status);
+    console_write("\n");
+    kiln_uart_flush();
+#if defined(KILN_EXIT_RESET)
+    /* AIRCR: VECTKEY and SYSRESETREQ; QEMU started with -no-reboot exits. */
+    *(volatile uint32_t *)0xE000ED0Cu = (0x05FAu << 16) | (1u << 2);
+    __asm__ volatile("dsb" ::: "memory");
+#endif
+    for (;;) {
+        __asm__ volatile("wfi");
+    }
+}
+#else
+static void console_write(const char *text)
+{
+    kiln_sh_write0(text);
+}
+
+#define kiln_exit kiln_sh_exit
+#endif
+
+static void console_u32(uint32_t value)
+{
+    char buf[12];
+    int32_t pos = 11;
+    buf[pos] = '\0';
+    do {
+        buf[--pos] = (char)('0' + (char)(value % 10u));
+        value /= 10u;
+    } while (value != 0u);
+    console_write(&buf[pos]);
+}
+
 void Reset_Handler(void)
 {
     uint32_t *src;
@@ -56,7 +115,13 @@ void Reset_Handler(void)
     for (dst = __stack_limit; dst < sp - 16; ++dst) {
         *dst = KILN_STACK_PAINT;
     }
-    kiln_sh_exit(main());
+#if defined(KILN_BOARD)
+    kiln_board_init();
+#endif
+#if defined(KILN_CONSOLE_UART)
+    kiln_uart_init();
+#endif
+    kiln_exit(main());
 }
 
 /* Bytes of stack used so far: from the top down to the deepest word that lost its paint. */
@@ -73,8 +138,10 @@ void Kiln_Fault_Handler(void)
 {
     uint32_t ipsr;
     __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
-    kiln_sh_print_u32("kiln firmware: unexpected exception ", ipsr & 0x1FFu);
-    kiln_sh_exit(KILN_EXIT_FAULT);
+    console_write("kiln firmware: unexpected exception ");
+    console_u32(ipsr & 0x1FFu);
+    console_write("\n");
+    kiln_exit(KILN_EXIT_FAULT);
 }
 
 /* The system exceptions of the vector table; external interrupts are never enabled. */

@@ -1,7 +1,8 @@
-/* kiln_console.h: text output of a Kiln board project. On bare-metal Cortex-M it is semihosting
- * (QEMU's console, or a debugger with semihosting enabled on a real board); on Linux, stdout.
- * On a board without a debugger, replace kiln_console_write with the board's UART output.
- * Freestanding on Cortex-M: needs only stdint.h and kiln_semihost.h. */
+/* kiln_console.h: text output of a Kiln board project. On bare-metal Cortex-M it is the board's
+ * UART when the build defines KILN_CONSOLE_UART (make CONSOLE=uart; kiln_uart.h, set up by the
+ * startup code), else semihosting (QEMU's console, or a debugger with semihosting enabled on a
+ * real board); on Linux, stdout. Freestanding on Cortex-M: needs only stdint.h and
+ * kiln_uart.h or kiln_semihost.h. */
 #ifndef KILN_CONSOLE_H
 #define KILN_CONSOLE_H
 
@@ -12,6 +13,12 @@
 static inline void kiln_console_write(const char *text)
 {
     (void)fputs(text, stdout);
+}
+#elif defined(KILN_CONSOLE_UART)
+#include "kiln_uart.h"
+static inline void kiln_console_write(const char *text)
+{
+    kiln_uart_write(text);
 }
 #else
 #include "kiln_semihost.h"

@@ -51,6 +51,47 @@ class Board:
     boot2: MemoryRegion | None = None  # a second-stage boot loader's place at the start of flash
     flasher: Flasher | None = None
     notes: str = ""  # what a user must know before flashing (shown in the project's Makefile)
+    reset_hz: int = 0  # the core clock out of reset (the cycle counter's unit without a [clock] set-up)
+    uart: Uart | None = None  # the console's UART ([console]); None: semihosting only
+    clock: ClockSetup | None = None  # the startup's clock set-up ([clock]); None: the reset clock
+
+
+@dataclass(frozen=True)
+class RegisterStep:
+    """One step of a board's start-up, applied in order before main (boards/cortex_m/startup.c):
+    `set` writes `value` into the `mask` bits of the register at `address` (read-modify-write),
+    `wait` spins until those bits read `value`, `delay` spins `value` loop iterations."""
+
+    op: str
+    address: int
+    mask: int
+    value: int
+    what: str  # the register and why, from the data sheet (a comment of kiln_board.h)
+
+
+@dataclass(frozen=True)
+class ClockSetup:
+    core_hz: int  # the core clock once the steps ran (the cycle counter's unit)
+    source: str  # where the figures come from (reference manual, data sheet)
+    steps: tuple[RegisterStep, ...]
+
+
+UART_KINDS = ("cmsdk-uart", "stm32-usart", "stm32-usart-v2", "stm32-lpuart", "nrf-uart", "pl011")
+
+
+@dataclass(frozen=True)
+class Uart:
+    """A UART for the console: the peripheral's driver kind (boards/cortex_m/kiln_uart.h), base
+    address, its input clock after the clock set-up, the baud rate, its pins, and the steps that
+    clock it and route its pins (peripheral clock enables, alternate functions)."""
+
+    kind: str
+    base: int
+    clock_hz: int
+    baud: int
+    tx_pin: str
+    rx_pin: str
+    setup: tuple[RegisterStep, ...]
 
 
 @dataclass(frozen=True)
@@ -107,7 +148,54 @@ def load_board(name: str) -> Board:
         boot2=_region(data, "boot2", name),
         flasher=_flasher(data.get("flash"), str(path)),
         notes=data.get("notes", "").strip(),
+        reset_hz=int(data.get("reset_hz", 0)),
+        uart=_uart(data.get("console"), str(path)),
+        clock=_clock(data.get("clock"), str(path)),
     )
+
+
+STEP_OPS = ("set", "wait", "delay")
+
+
+def _steps(items: list[dict], where: str) -> tuple[RegisterStep, ...]:
+    steps = []
+    for item in items:
+        op = next((k for k in STEP_OPS if k in item), None)
+        if op is None:
+            raise KilnError(f"a register step needs one of {', '.join(STEP_OPS)}: {item}", where=where)
+        if op == "delay":
+            steps.append(RegisterStep("delay", 0, 0, int(item["delay"]), item.get("what", "")))
+            continue
+        try:
+            steps.append(RegisterStep(op, int(item[op]), int(item["mask"]), int(item["value"]), item["what"]))
+        except KeyError as err:
+            raise KilnError(f"register step {item} lacks {err}", where=where) from None
+        if steps[-1].value & ~steps[-1].mask:
+            raise KilnError(f"register step '{item['what']}': value 0x{steps[-1].value:x} has bits outside "
+                            f"mask 0x{steps[-1].mask:x}", where=where)
+    return tuple(steps)
+
+
+def _uart(data: dict | None, where: str) -> Uart | None:
+    if data is None:
+        return None
+    if data.get("uart") not in UART_KINDS:
+        raise KilnError(f"[console] uart must be one of {', '.join(UART_KINDS)}, not {data.get('uart')!r}",
+                        where=where)
+    try:
+        return Uart(data["uart"], int(data["base"]), int(data["clock_hz"]), int(data["baud"]),
+                    data["tx_pin"], data.get("rx_pin", ""), _steps(data.get("setup", []), where))
+    except KeyError as err:
+        raise KilnError(f"[console] lacks {err}", where=where) from None
+
+
+def _clock(data: dict | None, where: str) -> ClockSetup | None:
+    if data is None:
+        return None
+    try:
+        return ClockSetup(int(data["core_hz"]), data["source"], _steps(data.get("steps", []), where))
+    except KeyError as err:
+        raise KilnError(f"[clock] lacks {err}", where=where) from None
 
 
 def _flasher(data: dict | None, where: str) -> Flasher | None:

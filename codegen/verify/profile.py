@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from codegen import progress
-from codegen.compiler import compile_model
+from codegen.compiler import BuildResult, compile_model
 from codegen.errors import KilnError
 from codegen.kernels.select import variant_for_name
 from codegen.options import CompileOptions
@@ -141,12 +141,20 @@ def profile_model(model: Path, options: CompileOptions, *, samples: int = 1, see
         raise KilnError(f"kiln profile counts instructions on an emulated board; target '{options.target.name}' "
                         f"has none (use a cortex-m or cortex-a target)")
     build = build if build is not None else compile_model(model, options)
+    return profile_build(build, options.target, samples=samples, seed=seed, plugin=plugin)
+
+
+def profile_build(build: BuildResult, target: Target, *, samples: int = 1, seed: int = 0,
+                  plugin: Path | None = None) -> Profile:
+    """Count the instructions of a compiled model on random inputs (`kiln profile`, `kiln analyze --profile`)."""
+    if target.runner not in ("qemu-system", "qemu-user"):
+        raise KilnError(f"counting instructions needs an emulated board; target '{target.name}' has none "
+                        f"(use a cortex-m or cortex-a target)")
     inputs = random_samples(build.manifest["inputs"], samples, seed)
     with progress.step("building the firmware and counting its instructions in QEMU"):
-        if options.target.runner == "qemu-user":
-            return profile_generated_user(build.files, build.name, build.manifest, options.target, inputs,
-                                          plugin=plugin)
-        return profile_generated(build.files, build.name, build.manifest, options.target, inputs, plugin=plugin)
+        if target.runner == "qemu-user":
+            return profile_generated_user(build.files, build.name, build.manifest, target, inputs, plugin=plugin)
+        return profile_generated(build.files, build.name, build.manifest, target, inputs, plugin=plugin)
 
 
 def _count(values: tuple[int, ...]) -> str:

@@ -16,7 +16,9 @@ from codegen.verify import host
 from codegen.verify.npy_file import read_npy
 from codegen.verify.compare import OutputReport, compare_output, merge_reports
 from codegen.verify.reference import default_tolerance_lsb, output_lsbs, reference_name, run_reference
+from codegen.verify.metrics import OutputMetrics, output_metrics
 from codegen.verify.samples import random_samples
+from codegen.verify.user_samples import load_user_samples
 
 
 def run_on_target(build: BuildResult, options: CompileOptions, samples: list[dict[str, np.ndarray]],
@@ -51,6 +53,7 @@ class VerifyResult:
     samples: int
     outputs: list[OutputReport]
     tolerance_lsb: int = 0
+    metrics: tuple[OutputMetrics, ...] = ()  # per output: max abs error, l2 relative error, cosine, top-1
 
     @property
     def ok(self) -> bool:
@@ -58,33 +61,39 @@ class VerifyResult:
 
 
 def verify_model(model: Path, options: CompileOptions, *, samples: int = 20, seed: int = 0,
-                 sanitize: bool = False, tolerance_lsb: int | None = None) -> VerifyResult:
+                 sanitize: bool = False, tolerance_lsb: int | None = None,
+                 inputs: Path | None = None) -> VerifyResult:
     """Quantized outputs are judged in LSB of their scale (`tolerance_lsb`, default: see
-    reference.default_tolerance_lsb), others exactly (integers) or relatively (floats)."""
+    reference.default_tolerance_lsb), others exactly (integers) or relatively (floats).
+    `inputs`: the user's samples (a folder of .npy files or an .npz, codegen/verify/user_samples.py)
+    instead of `samples` random ones."""
     build = compile_model(model, options)
-    inputs = random_samples(build.manifest["inputs"], samples, seed)
-    got = run_on_target(build, options, inputs, sanitize=sanitize)
-    return compare_with_reference(model, build.manifest, inputs, got, tolerance_lsb)
+    if inputs is not None:
+        data = load_user_samples(inputs, build.manifest["inputs"])
+    else:
+        data = random_samples(build.manifest["inputs"], samples, seed)
+    got = run_on_target(build, options, data, sanitize=sanitize)
+    return compare_with_reference(model, build.manifest, data, got, tolerance_lsb)
 
 
 def compare_with_reference(model: Path, manifest: dict, inputs: list[dict[str, np.ndarray]],
                            got: list[dict[str, np.ndarray]], tolerance_lsb: int | None = None) -> VerifyResult:
     """The outputs the generated code gave for `inputs` against the reference runtime's."""
-    samples = len(inputs)
-    with progress.step(f"running the reference ({reference_name(model)}) on {samples} samples"):
-        ref = run_reference(model, inputs)
     reference = reference_name(model)
+    with progress.step(f"running the reference ({reference}) on {len(inputs)} samples"):
+        ref = run_reference(model, inputs)
     tolerance = default_tolerance_lsb(reference) if tolerance_lsb is None else tolerance_lsb
     lsbs = output_lsbs(model, len(manifest["outputs"]))
-    reports = []
+    reports, metrics = [], []
     for k, io in enumerate(manifest["outputs"]):
         name = io["name"]
         # By position: an output that passes a graph input straight through is renamed in
         # Kiln's graph (one value cannot be both), while the reference keeps the model's name.
-        per_sample = [compare_output(name, g[name], list(r.values())[k], lsb=lsbs[k], tolerance_lsb=tolerance)
-                      for g, r in zip(got, ref)]
+        ours, theirs = [g[name] for g in got], [list(r.values())[k] for r in ref]
+        per_sample = [compare_output(name, a, b, lsb=lsbs[k], tolerance_lsb=tolerance) for a, b in zip(ours, theirs)]
         reports.append(merge_reports(per_sample))
-    return VerifyResult(reference, samples, reports, tolerance)
+        metrics.append(output_metrics(io, ours, theirs, reports[-1]))
+    return VerifyResult(reference, len(inputs), reports, tolerance, tuple(metrics))
 
 
 def load_inputs(build: BuildResult, paths: list[Path]) -> dict[str, np.ndarray]:

@@ -39,6 +39,8 @@ FLASH_COMMANDS = {
                      'verify reset exit"',
     "stm32f746g-disco": 'openocd -f board/stm32f7discovery.cfg -c "program build/tiny_int8.elf verify reset exit"',
     "nrf52840-dk": "pyocd flash --target nrf52840 build/tiny_int8.hex",
+    "netduinoplus2": "dfu-util -a 0 -s 0x08000000:leave -D build/tiny_int8.bin",
+    "lm3s6965evb": 'openocd -f board/ek-lm3s6965.cfg -c "program build/tiny_int8.elf verify reset exit"',
     "rpi-pico": "picotool load -x build/tiny_int8.elf",
     "rpi4": "scp build/tiny_int8 pi@raspberrypi.local:./",
 }

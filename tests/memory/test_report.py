@@ -6,7 +6,9 @@ import xml.etree.ElementTree as ET
 
 from codegen.cli import main
 from codegen.memory import Buffer, plan_memory
-from codegen.memory.report import memory_markdown, memory_svg
+import pytest
+
+from codegen.memory.report import FLASH_PX, StepInfo, label_lines, memory_markdown, memory_svg, short_label
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -26,7 +28,7 @@ def test_svg_parses_and_has_one_labelled_rectangle_per_buffer():
     tooltips = [g.find(f"{SVG}title").text for g in groups]
     for b in bufs:
         assert sum(t.startswith(f"{b.name}: {b.size} B at offset {plan.offsets[b.name]}") for t in tooltips) == 1
-    labels = {g.find(f"{SVG}text").text for g in groups}
+    labels = {"".join(g.find(f"{SVG}text").itertext()) for g in groups}
     assert {"conv<1>&a", "relu_1", "pool", "scratch_1_3", "fc"} == labels
     # Rectangles stay inside the plot, and the tallest reaches the arena top.
     plot = root.findall(f"{SVG}rect")[1]
@@ -72,3 +74,33 @@ def test_build_writes_the_svg_and_honours_planner_options(tmp_path, models_dir, 
         assert (again / f.name).read_bytes() == f.read_bytes(), f.name
     assert main(["build", str(model), "--target", "host", "-o", str(again), "--time-limit", "0"]) == 2
     assert "--time-limit" in capsys.readouterr().err
+
+
+def test_named_steps_slant_the_kernel_names_and_add_a_flash_panel():
+    bufs = _bufs()
+    plan = plan_memory(bufs, "greedy")
+    steps = tuple(StepInfo(f"call_{k}", f"kernel_{k}_s8", "cortex_m_dsp", 100 * k, (f"node/{k}",)) for k in range(5))
+    root = ET.fromstring(memory_svg(plan, bufs, "net", steps, code_bytes=1234))
+    ticks = root.findall(f"{SVG}g[@class='step']")
+    assert ["".join(t.find(f"{SVG}text").itertext()) for t in ticks] == [f"{k} kernel_{k}_s8" for k in range(5)]
+    assert ticks[3].find(f"{SVG}title").text.startswith("step 3: call_3, kernel kernel_3_s8 (cortex_m_dsp), weights 300 B")
+    assert all("rotate(-50" in t.find(f"{SVG}text").get("transform") for t in ticks)
+    bars = root.findall(f"{SVG}g[@class='weights']")
+    heights = [float(b.find(f"{SVG}rect").get("height")) for b in bars]
+    assert len(bars) == 5 and heights[0] == 0 and heights == sorted(heights)
+    code = root.find(f"{SVG}g[@class='code']/{SVG}rect")
+    texts = ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
+    assert any("weights 1,000 B" in t and "code about 1,234 B" in t for t in texts)
+    # scaled to the largest weights; the larger code stops at the top, its figure written under it
+    assert float(code.get("height")) == FLASH_PX == heights[-1] and heights[1] == pytest.approx(FLASH_PX / 4)
+    assert any(t == "code 1,234 B" for t in texts)
+
+    assert len(root.findall(f"{SVG}g[@class='buffer']")) == len(bufs)
+
+
+def test_labels_keep_the_layer_name_and_wrap_in_narrow_rectangles():
+    assert short_label("functional_1/activation_3/Relu;functional_1/bn/FusedBatchNormV3") == "activation_3/Relu"
+    assert short_label("x" * 30) == "\u2026" + "x" * 19
+    lines, font = label_lines("activation_3/Relu", 60, 200)
+    assert lines == ("activation_3/", "Relu") and font > label_lines("activation_3/Relu", 60, 8)[1]
+    assert label_lines("relu_1", 200, 40) == (("relu_1",), 11.0)
