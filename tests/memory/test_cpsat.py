@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -29,7 +30,12 @@ def lifetimes(draw, max_buffers=14):
 @settings(max_examples=80, deadline=None)
 @given(lifetimes())
 def test_bound_le_cpsat_le_greedy_le_linear(bufs):
-    plans = {p: plan_memory(bufs, p, time_limit=1.0) for p in ("cpsat", "greedy", "linear", "auto")}
+    import codegen.memory.cpsat as cpsat
+
+    # The solver stops on its deterministic budget (0.35 units), never on the wall clock (60 s):
+    # "cpsat" and "auto" then end at the same plan however loaded the machine is.
+    with mock.patch.object(cpsat, "DETERMINISTIC_SHARE", 0.35 / 60):
+        plans = {p: plan_memory(bufs, p, time_limit=60.0) for p in ("cpsat", "greedy", "linear", "auto")}
     for plan in plans.values():
         validate_plan(bufs, plan)
     bound = lower_bound(bufs)
