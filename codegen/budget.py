@@ -5,8 +5,9 @@ right after compilation, before any file is written: a model that does not fit f
 one line giving what it needs and the budget, exit status 2.
 
 What is counted, from the build alone (no target compiler needed):
-- RAM: the static activation arena. The caller's input/output buffers and the stack are the
-  application's, outside Kiln's arena (`kiln profile` measures a whole firmware).
+- RAM: the static activation arena, and a streaming model's variables beside it. The caller's
+  input/output buffers and the stack are the application's (`kiln profile` measures a whole
+  firmware).
 - flash: the constant data (weights, biases, requantization tables), exact, plus an estimate
   of the generated code: 1.5 KiB per distinct kernel and 128 B per kernel call (its
   parameter struct and the call). Measured on the MLPerf Tiny int8 and float models built
@@ -47,10 +48,11 @@ class Need:
     arena_bytes: int
     weights_bytes: int
     code_bytes: int  # estimate
+    state_bytes: int = 0  # a streaming model's variables, beside the arena
 
     @property
     def ram_bytes(self) -> int:
-        return self.arena_bytes
+        return self.arena_bytes + self.state_bytes
 
     @property
     def flash_bytes(self) -> int:
@@ -61,7 +63,8 @@ def need_of(manifest: dict) -> Need:
     """The needs of a build, from its manifest."""
     code = (CODE_BYTES_PER_KERNEL * len(manifest["kernels"])
             + CODE_BYTES_PER_CALL * len(manifest["fusion_groups"]))
-    return Need(int(manifest["arena_bytes"]), int(manifest["weights_bytes"]), code)
+    return Need(int(manifest["arena_bytes"]), int(manifest["weights_bytes"]), code,
+                int(manifest.get("state_bytes", 0)))
 
 
 def check_budget(manifest: dict, *, ram_limit: int | None = None, flash_limit: int | None = None,
@@ -72,7 +75,8 @@ def check_budget(manifest: dict, *, ram_limit: int | None = None, flash_limit: i
     """
     need = need_of(manifest)
     if ram_limit is not None and need.ram_bytes > ram_limit:
-        raise KilnError(f"needs {need.ram_bytes} B of RAM (activation arena), budget is {ram_limit} B "
+        raise KilnError(f"needs {need.ram_bytes} B of RAM (activation arena"
+                        f"{f' and {need.state_bytes} B of variables' if need.state_bytes else ''}), budget is {ram_limit} B "
                         f"({source or '--ram-limit'}): {need.ram_bytes - ram_limit} B over")
     if flash_limit is not None and need.flash_bytes > flash_limit:
         raise KilnError(f"needs {need.flash_bytes} B of flash (weights {need.weights_bytes} B + code about "

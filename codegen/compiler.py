@@ -24,6 +24,7 @@ from codegen.kernels.select import planned_calls
 from codegen.limits import check_lowered
 from codegen.lower import lower_graph
 from codegen.lower.context import LowerContext, c_identifier
+from codegen.lower.state import detach_state, state_values
 from codegen.memory import Alias, Buffer, Plan, plan_memory
 from codegen.memory.lifetimes import arena_aliases, arena_buffers
 from codegen.memory.report import memory_markdown, memory_svg
@@ -67,7 +68,7 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
         manifest["weights"] = weights_manifest(files[blob_file(name)], name, need_of(manifest).code_bytes)
     files[f"{name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     temps = [a.temp for a in aliases if a.pair in set(plan.aliases) and a.temp is not None]
-    files.update(_memory_report(plan, buffers + temps, name))
+    files.update(_memory_report(plan, buffers + temps, name, manifest["state_bytes"]))
     return BuildResult(name, fused, lowered, buffers, plan, files, manifest, aliases, fusion=fusion)
 
 
@@ -86,7 +87,7 @@ def _lower(g: Graph, options: CompileOptions) -> LowerContext:
     """Every node's kernel calls (the kernel registry's choice) and constants, checked against
     the limits; patch bands become views, not copies. The specs that pack parameters check
     them before packing (codegen/kernels/linear.py)."""
-    lowered = apply_band_views(lower_graph(g, options.target, options.optimize))
+    lowered = apply_band_views(lower_graph(detach_state(g), options.target, options.optimize))
     check_lowered(lowered)
     return lowered
 
@@ -156,11 +157,16 @@ def _manifest(ctx: LowerContext, plan: Plan, buffers: list[Buffer], name: str, m
         "fusion_groups": [{"kernel": c.kernel, "call": c.cname, "nodes": list(c.origin)} for c in calls],
         "inputs": [_io_entry(ctx, n) for n in ctx.g.inputs],
         "outputs": [_io_entry(ctx, n) for n in ctx.g.outputs],
+        # a streaming model's variables: RAM beside the arena, kept between calls (N_reset())
+        "state_bytes": sum(ctx.g.values[n].nbytes for n in state_values(ctx.g)),
+        "state": [{"name": ctx.g.values[n].state.variable, "value": n, "dtype": ctx.g.values[n].dtype,
+                   "shape": list(ctx.g.values[n].shape), "bytes": ctx.g.values[n].nbytes}
+                  for n in state_values(ctx.g)],
     }
 
 
-def _memory_report(plan: Plan, buffers: list[Buffer], name: str) -> dict[str, str]:
+def _memory_report(plan: Plan, buffers: list[Buffer], name: str, state_bytes: int) -> dict[str, str]:
     """`N.memory.md` (figures and table of buffers) and `N.memory.svg` (the arena over time)."""
     svg = f"{name}.memory.svg"
-    return {f"{name}.memory.md": memory_markdown(plan, buffers, name, svg_file=svg),
+    return {f"{name}.memory.md": memory_markdown(plan, buffers, name, svg_file=svg, state_bytes=state_bytes),
             svg: memory_svg(plan, buffers, name)}

@@ -372,3 +372,11 @@ def quantize(code, dtype):
 @builds("DEQUANTIZE")
 def dequantize(code, dtype):
     return [Case(code, dtype, "to_float", [t(S, dtype)], [t(S)])]
+
+
+@builds("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
+def resource_variables(code, dtype):
+    from tflite_streaming import StreamCase  # a stream of calls, with its own runner
+
+    return [StreamCase(code, dtype, "int8_stream", [], [], stream_dtype="int8"),
+            StreamCase(code, dtype, "float32_stream_zero_init", [], [], stream_dtype="float32", zero_init=True)]

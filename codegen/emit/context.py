@@ -50,6 +50,18 @@ class ConstDecl:
 
 
 @dataclass(frozen=True)
+class StateDecl:
+    """One variable of a streaming model in the persistent state region (codegen/lower/state.py)."""
+
+    symbol: str
+    ctype: str
+    length: int
+    variable: str  # the model's name for it, for the comment
+    lines: tuple[str, ...]  # initial values (C literal lines); () when all zero
+    zero: str  # the C literal of a zero element, for N_reset()
+
+
+@dataclass(frozen=True)
 class KernelSource:
     kernel: str
     source: str
@@ -80,3 +92,5 @@ class ModelCtx:
     target_cflags: tuple[str, ...] = ()  # the target's compiler flags (core, float ABI, -O level)
     blob: object | None = None  # codegen.emit.weights_blob.BlobCtx with --weights blob
     bounded: tuple[IOSpec, ...] = ()  # the outputs with a data-dependent length (length_axis set)
+    state: tuple[StateDecl, ...] = ()  # a streaming model's variables, kept between calls
+    state_bytes: int = 0

@@ -16,8 +16,8 @@ def scratch_name(call_index: int, arg_index: int) -> str:
 def arena_buffers(ctx: LowerContext) -> list[Buffer]:
     """One buffer per stored activation (aliases merged into their root) and per scratch arg.
 
-    Graph inputs and outputs live in the caller's buffers, constants in flash: neither is
-    in the arena. A buffer is live from the first call that writes it to the last that reads it.
+    Graph inputs and outputs live in the caller's buffers, constants in flash, a streaming
+    model's variables in the persistent state region: none is in the arena. A buffer is live from the first call that writes it to the last that reads it.
     """
     g = ctx.g
     first: dict[str, int] = {}
@@ -38,8 +38,8 @@ def arena_buffers(ctx: LowerContext) -> list[Buffer]:
                 scratch.append(Buffer(scratch_name(step, k), arg.nbytes, step, step, align))
     buffers = []
     for root, start in first.items():
-        if ctx.is_io(root) or g.values[root].is_const:
-            continue
+        if ctx.is_io(root) or g.values[root].is_const or g.values[root].state is not None:
+            continue  # the caller's, flash, or a variable's persistent state
         v = g.values[root]
         size = v.size * np_dtype(v.dtype).itemsize
         buffers.append(Buffer(root, size, start, last[root], align))

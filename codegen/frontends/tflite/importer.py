@@ -121,6 +121,7 @@ class Importer:
         self.resized = False                # some -1 dimension got a user-given size
         self.failures: list[Failure] = []
         self.nodes_of: dict[int, list] = {}  # operator index -> Kiln nodes it produced
+        self.variables = None  # resource variables (ops_state.Variables), from the first VAR_HANDLE
         self._bind_inputs(input_shapes)
 
     # -- graph inputs -------------------------------------------------------------------------
