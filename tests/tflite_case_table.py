@@ -376,7 +376,19 @@ def dequantize(code, dtype):
 
 @builds("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
 def resource_variables(code, dtype):
-    from tflite_streaming import StreamCase  # a stream of calls, with its own runner
+    from tflite_streaming import StreamCase, streaming_model  # a stream of calls, with its own runner
 
-    return [StreamCase(code, dtype, "int8_stream", [], [], stream_dtype="int8"),
-            StreamCase(code, dtype, "float32_stream_zero_init", [], [], stream_dtype="float32", zero_init=True)]
+    return [StreamCase(code, dtype, "int8_stream", [], [], make=lambda: streaming_model("int8")),
+            StreamCase(code, dtype, "float32_stream_zero_init", [], [],
+                       make=lambda: streaming_model("float32", zero_init=True))]
+
+
+@builds("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def unidirectional_sequence_lstm(code, dtype):
+    from tflite_recurrent_models import lstm_model
+    from tflite_streaming import StreamCase
+
+    reference = "litert" if dtype == "float32" else "tflm"
+    return [StreamCase(code, dtype, "batch_major", [], [], make=lambda: lstm_model(dtype=dtype), reference=reference),
+            StreamCase(code, dtype, "time_major_batch2", [], [], reference=reference,
+                       make=lambda: lstm_model(dtype=dtype, batch=2, time_major=True, seed=1))]

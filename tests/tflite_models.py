@@ -58,6 +58,7 @@ OPTIONS_TABLE = {
     "TRANSPOSE_CONV": "TransposeConvOptions", "ZEROS_LIKE": "ZerosLikeOptions", "L2_POOL_2D": "Pool2DOptions",
     "DENSIFY": "DensifyOptions", "VAR_HANDLE": "VarHandleOptions", "CALL_ONCE": "CallOnceOptions",
     "READ_VARIABLE": "ReadVariableOptions", "ASSIGN_VARIABLE": "AssignVariableOptions",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions", "SVDF": "SVDFOptions",
 }
 # Builtins whose first version LiteRT no longer registers.
 _VERSIONS = {"BROADCAST_TO": 2}
@@ -84,6 +85,7 @@ class TensorSpec:
     # "DENSE", "dense_size"} or {"format": "SPARSE_CSR", "segments", "indices"}]}; `data` then
     # holds only the stored values (see sparse_const).
     sparsity: dict | None = None
+    is_variable: bool = False  # state an operator keeps between calls (LSTM, SVDF)
 
 
 def sparse_const(dense: np.ndarray, dtype: str, traversal_order: Sequence[int], formats: Sequence[str],
@@ -246,6 +248,8 @@ class ModelWriter:
             fields.append((tflite.TensorAddShapeSignature, sig))
         if t.sparsity is not None:
             fields.append((tflite.TensorAddSparsity, _sparsity(b, t.sparsity)))
+        if t.is_variable:
+            fields.append((tflite.TensorAddIsVariable, True))
         return _table(b, tflite.TensorStart, tflite.TensorEnd, *fields)
 
     @staticmethod

@@ -14,8 +14,10 @@ over), `run_kiln_stream` builds the generated C once and runs every frame in one
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
+import tflite
 from tflite_cases import Case, Outcome, mismatch
 from tflite_models import ModelWriter, TensorSpec, const
 
@@ -90,11 +92,27 @@ def run_tflm_stream(model: bytes, inputs: list[np.ndarray]) -> list[list[np.ndar
     from tflite_micro.python.tflite_micro import runtime
 
     interp = runtime.Interpreter.from_bytes(model, arena_size=256 * 1024)
+    n_out = tflite.Model.GetRootAs(model, 0).Subgraphs(0).OutputsLength()
     results = []
     for x in inputs:
         interp.set_input(x, 0)
         interp.invoke()
-        results.append([np.array(interp.get_output(k)) for k in range(2)])
+        results.append([np.array(interp.get_output(k)) for k in range(n_out)])
+    return results
+
+
+def run_litert_stream(model: bytes, inputs: list[np.ndarray]) -> list[list[np.ndarray]]:
+    """Every output of each consecutive invoke() of one LiteRT interpreter (builtin kernels)."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    interp = Interpreter(model_content=model,
+                         experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    interp.allocate_tensors()
+    results = []
+    for x in inputs:
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        results.append([np.array(interp.get_tensor(d["index"])) for d in interp.get_output_details()])
     return results
 
 
@@ -125,28 +143,35 @@ def run_kiln_stream(result, inputs: list[np.ndarray], target: str = "host") -> l
 
 @dataclass
 class StreamCase(Case):
-    """A conformance case of the resource-variable builtins: `streaming_model` over consecutive
-    calls, every output bit-exact with TFLite Micro's Invoke()s (float32 too: same kernels)."""
+    """A conformance case whose model keeps state between calls (resource variables, the
+    variable tensors of LSTM and SVDF): `make()` gives the model, run for consecutive calls in
+    one interpreter and one run of the generated code; against TFLite Micro bit-exact, or
+    LiteRT (float32, within tolerance)."""
 
-    stream_dtype: str = "int8"
-    zero_init: bool = False
+    make: Callable[[], bytes] | None = None
+    reference: str = "tflm"
 
     def model(self) -> bytes:
-        return streaming_model(self.stream_dtype, zero_init=self.zero_init)
+        return self.make()
 
     def run(self, samples: int = 3, seed: int = 0, target: str = "host") -> Outcome:
         from codegen.errors import KilnError
 
-        model, inputs = self.model(), frames(self.stream_dtype, max(samples, 2) * 4, seed + 1)
+        model = self.model()
         try:
             result = build_stream(model, target)
         except KilnError as err:
             return Outcome("refused", str(err))
-        expected = run_tflm_stream(model, inputs)
+        spec = result.manifest["inputs"][0]
+        rng = np.random.default_rng(seed + 1)
+        inputs = [rng.standard_normal(spec["shape"]).astype(np.float32) if spec["dtype"] == "float32" else
+                  rng.integers(-128, 128, spec["shape"]).astype(spec["dtype"]) for _ in range(max(samples, 2) * 4)]
+        expected = (run_tflm_stream if self.reference == "tflm" else run_litert_stream)(model, inputs)
         for call, (want, got) in enumerate(zip(expected, run_kiln_stream(result, inputs, target))):
             for k, (a, b) in enumerate(zip(want, got)):
-                problem = "" if np.array_equal(a, b.reshape(a.shape)) else mismatch(a, b.reshape(a.shape)) \
-                    or "not bit-exact"
+                b = b.reshape(a.shape)
+                problem = mismatch(a, b) if self.reference == "litert" else \
+                    ("" if np.array_equal(a, b) else mismatch(a, b) or "not bit-exact")
                 if problem:
                     return Outcome("fail", f"call {call}, output {k}: {problem}", (k,))
         return Outcome("pass")

@@ -12,7 +12,8 @@ import pytest
 from tflite_case_table import cases_for
 from tflite_cases import mismatch, run_case
 from tflite_models import ModelWriter, TensorSpec, const
-from tflite_streaming import build_stream, frames, run_kiln_stream, run_tflm_stream, streaming_model
+from tflite_streaming import (build_stream, frames, run_kiln_stream, run_litert_stream, run_tflm_stream,
+                              streaming_model)
 
 from codegen.budget import check_budget
 from codegen.errors import KilnError
@@ -50,19 +51,9 @@ def test_conformance_cases_pass():
 
 
 def test_float_stream_matches_litert():
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
     model = streaming_model("float32", seed=3)
     inputs = frames("float32", CALLS, seed=4)
-    interp = Interpreter(model_content=model,
-                         experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-    interp.allocate_tensors()
-    expected = []
-    for x in inputs:
-        interp.set_tensor(interp.get_input_details()[0]["index"], x)
-        interp.invoke()
-        expected.append([np.array(interp.get_tensor(d["index"])) for d in interp.get_output_details()])
-    _assert_same(expected, run_kiln_stream(build_stream(model), inputs), exact=False)
+    _assert_same(run_litert_stream(model, inputs), run_kiln_stream(build_stream(model), inputs), exact=False)
 
 
 def test_state_region_is_beside_the_arena():

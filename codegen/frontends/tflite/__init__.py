@@ -16,7 +16,8 @@ from pathlib import Path
 from codegen import limits
 from codegen.errors import KilnError, UnsupportedOpsError
 from codegen.frontends import SourceOp
-from codegen.frontends.tflite import ops, ops_elementwise, ops_reduce, ops_shape, ops_spatial  # noqa: F401 (they register)
+from codegen.frontends.tflite import (ops, ops_elementwise, ops_recurrent, ops_reduce,  # noqa: F401 (they register)
+                                      ops_shape, ops_spatial)
 from codegen.frontends.tflite.ops_state import finish_variables
 from codegen.frontends.tflite.converter import CONVERTERS
 from codegen.frontends.tflite.importer import Importer, execution_order, op_label

@@ -51,7 +51,8 @@ def op_label(op: OperatorInfo, names: list[str]) -> str:
 def execution_order(model: ModelInfo, names: list[str]) -> list[int]:
     """Operator indices in a valid order (file order where possible); KilnError on broken dataflow."""
     tensors = model.tensors
-    available = set(model.inputs) | {t.index for t in tensors if t.data is not None}
+    # graph inputs, constants and variable tensors (state an operator keeps: ops_state.py)
+    available = set(model.inputs) | {t.index for t in tensors if t.data is not None or t.variable}
     producer: dict[int, int] = {}
     for op in model.operators:
         for o in op.outputs:

@@ -14,6 +14,10 @@ subgraph's variable traffic into dataflow, in operator order:
 
 A variable never assigned by the initialisation subgraph starts as zero bytes, as TFLite Micro
 allocates it.
+
+Variable tensors (is_variable: the state UNIDIRECTIONAL_SEQUENCE_LSTM and SVDF update in place,
+which TFLite Micro also keeps from one Invoke() to the next) are variables of the same kind,
+read and assigned by their operator's converter (`read_tensor_variable`, `assign_tensor_variable`).
 """
 
 from __future__ import annotations
@@ -140,6 +144,35 @@ def assign_variable(ctx: OpContext) -> None:
         raise ctx.error(f"assigns {t.type_name.lower()}{list(ctx.shape(1))} to variable '{var.name}', "
                         f"initialised as {var.init.dtype}{list(var.init.shape)}")
     var.current = value
+
+
+def read_tensor_variable(ctx: OpContext, k: int) -> str:
+    """Input k, a variable tensor: its value as the operator finds it in this call. It starts
+    as TFLite Micro's ResetVariableTensors leaves it: the zero point for int8, else zeros."""
+    t = ctx.tensor(k)
+    if t is None or not t.variable or t.data is not None or t.dtype is None:
+        raise ctx.error(f"input {k} must be a variable tensor (is_variable, no data) of a Kiln type")
+    var = _tensor_variable(ctx, k)
+    if var.current is not None:
+        return var.current
+    if var.start is None:
+        fill = t.quant.zp if t.dtype == "int8" and t.quant is not None else 0
+        var.init = np.full(t.shape, fill, np_dtype(t.dtype))
+        var.start = ctx.imp.b.input(ctx.imp.names[t.index], t.dtype, t.shape, t.quant)
+    return var.start
+
+
+def assign_tensor_variable(ctx: OpContext, k: int, value: str) -> None:
+    """The operator leaves `value` in its variable tensor k (read first: read_tensor_variable)."""
+    _tensor_variable(ctx, k).current = value
+
+
+def _tensor_variable(ctx: OpContext, k: int) -> Variable:
+    variables = _variables(ctx.imp)
+    key = ("tensor", str(ctx.op.inputs[k]))
+    if key not in variables.by_key:
+        variables.by_key[key] = Variable(ctx.imp.names[ctx.op.inputs[k]])
+    return variables.by_key[key]
 
 
 def _initial(ctx: OpContext, var: Variable, t: TensorInfo) -> np.ndarray:

@@ -60,6 +60,7 @@ class TensorInfo:
     quant: Quant | None
     data: np.ndarray | None = field(default=None, repr=False)  # constant contents
     sparse: bool = False
+    variable: bool = False  # is_variable: state an operator keeps between calls (LSTM, SVDF)
 
     @property
     def dynamic_dims(self) -> tuple[int, ...]:
@@ -244,6 +245,7 @@ def _read_tensor(sg, i: int, buffers: _BufferReader, budget: _Budget) -> TensorI
                                  f"the shape signature of tensor '{label}'")
                      if not t.ShapeSignatureIsNone() else None)
         buffer_index = int(t.Buffer())
+        is_variable = bool(t.IsVariable())
         sparsity = t.Sparsity()
         sparsity = read_sparsity(sparsity, budget.charge, label) if sparsity is not None else None
         qp = t.Quantization()
@@ -279,7 +281,8 @@ def _read_tensor(sg, i: int, buffers: _BufferReader, budget: _Budget) -> TensorI
                             f"{list(shape)} needs {count * itemsize}", node=label)
         else:
             data = np.frombuffer(raw, dtype=np_type).reshape(shape).astype(np.dtype(np_type).newbyteorder("="))
-    return TensorInfo(i, name, type_name, dtype, shape, signature, quant, data, sparsity is not None and data is None)
+    return TensorInfo(i, name, type_name, dtype, shape, signature, quant, data, sparsity is not None and data is None,
+                      is_variable)
 
 
 def _read_quant_fields(qp, budget: _Budget, label: str):

@@ -1,0 +1,83 @@
+"""Recurrent builtins: UNIDIRECTIONAL_SEQUENCE_LSTM (float32) onto Kiln's LSTM op.
+
+TFLite keeps the LSTM's output and cell state in variable tensors (inputs 18 and 19) that the
+kernel updates in place, so TFLite Micro carries them from one Invoke() to the next: the
+converter reads them as variables and assigns the last step's state back (ops_state.py), and
+the generated code keeps them in its persistent state region.
+
+TFLite's weights are one matrix per gate (input, forget, cell, output); Kiln's LSTM takes
+ONNX's layout, the gates stacked in the order input, output, forget, cell, the sequence first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.frontends.tflite import compose
+from codegen.frontends.tflite.converter import check_rank, converts
+from codegen.frontends.tflite.importer import OpContext
+from codegen.frontends.tflite.ops_state import assign_tensor_variable, read_tensor_variable
+
+TANH = 4  # tflite.ActivationFunctionType
+# TFLite input positions per gate, in Kiln's (ONNX) gate order i, o, f, c.
+_INPUT_WEIGHTS, _RECURRENT_WEIGHTS, _BIASES = (1, 4, 2, 3), (5, 8, 6, 7), (12, 15, 13, 14)
+_PEEPHOLES = (9, 11, 10)  # cell_to_input, cell_to_output, cell_to_forget (Kiln's pi, po, pf)
+_PROJECTION_AND_NORM = (16, 17, 20, 21, 22, 23)
+
+
+@converts("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs=(1, 24))  # 20..24, most optional: _check_supported
+def unidirectional_sequence_lstm(ctx: OpContext) -> None:
+    o = ctx.options("UnidirectionalSequenceLSTMOptions")
+    x_shape = check_rank(ctx, 0, 3, "the input")
+    _check_supported(ctx, o)
+    hidden = ctx.shape(_INPUT_WEIGHTS[0])[0]
+    w = np.concatenate([_float_const(ctx, k, "input weights") for k in _INPUT_WEIGHTS])[None]
+    r = np.concatenate([_float_const(ctx, k, "recurrent weights") for k in _RECURRENT_WEIGHTS])[None]
+    bias = np.concatenate([_float_const(ctx, k, "gate bias") for k in _BIASES] + [np.zeros(4 * hidden, np.float32)])
+    peep = np.concatenate([_float_const(ctx, k, "peephole") if ctx.tensor(k) is not None
+                           else np.zeros(hidden, np.float32) for k in _PEEPHOLES])[None]
+    time_major = bool(o["TimeMajor"])
+    seq, batch = (x_shape[0], x_shape[1]) if time_major else (x_shape[1], x_shape[0])
+    x = ctx.input(0) if time_major else compose.step(ctx, "Transpose", [ctx.input(0)], "time_major", perm=(1, 0, 2))
+    state_shape = (1, batch, hidden)
+    h0 = compose.step(ctx, "Reshape", [read_tensor_variable(ctx, 18)], "h0", shape=state_shape)
+    c0 = compose.step(ctx, "Reshape", [read_tensor_variable(ctx, 19)], "c0", shape=state_shape)
+    y, h, c = compose.step(ctx, "LSTM", [x, compose.constant(ctx, "w", w), compose.constant(ctx, "r", r),
+                                         compose.constant(ctx, "b", bias[None]), h0, c0,
+                                         compose.constant(ctx, "peephole", peep)],
+                           "cell", hidden_size=hidden)
+    assign_tensor_variable(ctx, 18, compose.step(ctx, "Reshape", [h], "h", shape=(batch, hidden)))
+    assign_tensor_variable(ctx, 19, compose.step(ctx, "Reshape", [c], "c", shape=(batch, hidden)))
+    if time_major:
+        ctx.emit("Reshape", [y], shape=(seq, batch, hidden))
+        return
+    y = compose.step(ctx, "Reshape", [y], "steps", shape=(seq, batch, hidden))
+    ctx.emit("Transpose", [y], perm=(1, 0, 2))
+
+
+def _check_supported(ctx: OpContext, o: dict) -> None:
+    if len(ctx.op.inputs) < 20:
+        raise ctx.error(f"takes 20..24 inputs, the model gives {len(ctx.op.inputs)}")
+    missing = [k for k in (0, 2, 3, 4, 6, 7, 8, 13, 14, 15, 18, 19) if ctx.tensor(k) is None]
+    if missing:
+        raise ctx.error(f"required input {missing[0]} is absent")
+    dtype = ctx.tensor(0).type_name
+    if dtype != "FLOAT32":
+        raise ctx.error(f"{dtype.lower()} is not supported: TFLite Micro's integer LSTM (int16 cell state, "
+                        "its own fixed-point gates) needs a kernel")
+    if o["FusedActivationFunction"] != TANH:
+        raise ctx.error(f"fused activation {o['FusedActivationFunction']} is not supported (TANH only)")
+    if o["CellClip"] or o["ProjClip"]:
+        raise ctx.error("cell_clip / proj_clip are not supported")
+    if ctx.tensor(_INPUT_WEIGHTS[0]) is None or ctx.tensor(_RECURRENT_WEIGHTS[0]) is None:
+        raise ctx.error("CIFG (no input gate) is not supported")
+    present = [k for k in _PROJECTION_AND_NORM if ctx.tensor(k) is not None]
+    if present:
+        raise ctx.error(f"projection and layer normalisation (inputs {present}) are not supported")
+
+
+def _float_const(ctx: OpContext, k: int, what: str) -> np.ndarray:
+    data = ctx.const(k, what)
+    if data.dtype != np.float32:
+        raise ctx.error(f"{what} (input {k}) are {data.dtype}: hybrid LSTM weights are not supported")
+    return data
