@@ -392,3 +392,13 @@ def unidirectional_sequence_lstm(code, dtype):
     return [StreamCase(code, dtype, "batch_major", [], [], make=lambda: lstm_model(dtype=dtype), reference=reference),
             StreamCase(code, dtype, "time_major_batch2", [], [], reference=reference,
                        make=lambda: lstm_model(dtype=dtype, batch=2, time_major=True, seed=1))]
+
+
+@builds("SVDF")
+def svdf(code, dtype):
+    from tflite_recurrent_models import svdf_model
+    from tflite_streaming import StreamCase
+
+    return [StreamCase(code, dtype, "rank2", [], [], make=lambda: svdf_model(dtype)),
+            StreamCase(code, dtype, "batch2_rank1", [], [], make=lambda: svdf_model(dtype, batch=2, rank=1, units=4,
+                                                                                     seed=1))]

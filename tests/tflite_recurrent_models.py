@@ -45,3 +45,33 @@ def lstm_model(batch: int = 1, steps: int = 5, features: int = 3, hidden: int = 
     y = w.tensor(TensorSpec(x_shape[:2] + (hidden,), dtype, name="out0", **act))
     w.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], {"fused_activation_function": "TANH", "time_major": time_major})
     return w.build([x], [y])
+
+
+def svdf_model(dtype: str = "float32", batch: int = 1, features: int = 6, units: int = 3, rank: int = 2,
+               memory: int = 4, *, bias: bool = True, activation: str = "NONE", seed: int = 0) -> bytes:
+    """One SVDF over [batch, features] with random weights; its state [batch, units * rank *
+    memory] is a variable tensor (input 4). int8 as the converter quantizes it: int8 input and
+    feature weights, int16 time weights and state, int32 bias at state scale x time scale."""
+    rng = np.random.default_rng(seed)
+    filters = units * rank
+    w = ModelWriter()
+    if dtype == "float32":
+        x = TensorSpec((batch, features), name="x")
+        wf = const((rng.standard_normal((filters, features)) * 0.5).astype(np.float32))
+        wt = const((rng.standard_normal((filters, memory)) * 0.5).astype(np.float32))
+        b = const(rng.standard_normal(units).astype(np.float32))
+        state = TensorSpec((batch, filters * memory), name="state", is_variable=True)
+        out = TensorSpec((batch, units), name="out0")
+    else:
+        state_scale, time_scale = 0.004, 2e-4
+        x = TensorSpec((batch, features), "int8", scale=0.03, zero_point=2, name="x")
+        wf = const(rng.integers(-127, 128, (filters, features)), "int8", scale=0.01)
+        wt = const(rng.integers(-3000, 3001, (filters, memory)), "int16", scale=time_scale)
+        b = const(rng.integers(-2000, 2001, units), "int32", scale=state_scale * time_scale)
+        state = TensorSpec((batch, filters * memory), "int16", scale=state_scale, zero_point=0, name="state",
+                           is_variable=True)
+        out = TensorSpec((batch, units), "int8", scale=0.05, zero_point=-3, name="out0")
+    ins = [w.tensor(x), w.tensor(wf), w.tensor(wt), w.tensor(b) if bias else None, w.tensor(state)]
+    y = w.tensor(out)
+    w.op("SVDF", ins, [y], {"rank": rank, "fused_activation_function": activation})
+    return w.build([ins[0]], [y])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from tflite_case_table import cases_for
 from tflite_cases import run_case
-from tflite_recurrent_models import lstm_model
+from tflite_recurrent_models import lstm_model, svdf_model
 from tflite_streaming import StreamCase, build_stream, run_kiln_stream, run_litert_stream, run_tflm_stream
 
 from codegen.errors import KilnError
@@ -48,3 +48,47 @@ def test_integer_lstm_is_refused_in_one_line(dtype):
     message = str(err.value)
     assert message.startswith("node 'out0': UNIDIRECTIONAL_SEQUENCE_LSTM: ") and "needs a kernel" in message
     assert "\n" not in message
+
+
+# -- SVDF ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_svdf_matches_tflite_micro_over_consecutive_calls(dtype):
+    for case in cases_for("SVDF", dtype):
+        outcome = run_case(case)
+        assert outcome.status == "pass", f"{case.id}: {outcome.reason}"
+
+
+def test_svdf_without_bias_and_with_relu_matches_litert():
+    """TFLite Micro dereferences the absent bias (its TODO #1751); LiteRT runs it."""
+    case = StreamCase("SVDF", "float32", "no_bias_relu", [], [], reference="litert",
+                      make=lambda: svdf_model(batch=2, bias=False, activation="RELU", seed=3))
+    assert run_case(case).status == "pass"
+
+
+def test_svdf_int8_state_is_kept_beside_the_arena():
+    result = build_stream(svdf_model("int8", batch=2))
+    assert result.manifest["state_bytes"] == 2 * 6 * 4 * 2  # [2, filters 6 * memory 4] int16
+    assert [s["dtype"] for s in result.manifest["state"]] == ["int16"]
+
+
+def test_svdf_int8_on_cortex_m4_bit_exact():
+    case = cases_for("SVDF", "int8")[1]
+    outcome = run_case(case, samples=2, target="cortex-m4")
+    assert outcome.status == "pass", outcome.reason
+
+
+def test_svdf_with_int8_state_is_refused_in_one_line():
+    from tflite_models import ModelWriter, TensorSpec, const
+
+    w = ModelWriter()
+    ins = [w.tensor(TensorSpec((1, 4), "int8", scale=0.1, name="x")),
+           w.tensor(const(np.ones((2, 4)), "int8", scale=0.1)), w.tensor(const(np.ones((2, 3)), "int8", scale=0.1)),
+           w.tensor(const(np.zeros(2), "int32", scale=0.01)),
+           w.tensor(TensorSpec((1, 6), "int8", scale=0.1, name="state", is_variable=True))]
+    y = w.tensor(TensorSpec((1, 2), "int8", scale=0.1, name="out0"))
+    w.op("SVDF", ins, [y], {"rank": 1})
+    from tflite_cases import run_model
+    outcome = run_model(w.build([ins[0]], [y]), lambda rng: [np.zeros((1, 4), np.int8)], "tflm")
+    assert outcome.status == "refused" and "\n" not in outcome.reason
+    assert "SVDF on int8, int8, int8, int32, int8 is not supported" in outcome.reason

@@ -1,9 +1,11 @@
-"""Recurrent builtins: UNIDIRECTIONAL_SEQUENCE_LSTM (float32) onto Kiln's LSTM op.
+"""Recurrent builtins: UNIDIRECTIONAL_SEQUENCE_LSTM (float32) onto Kiln's LSTM op, SVDF onto
+Kiln's SVDF op (float32, int8 with int16 state).
 
 TFLite keeps the LSTM's output and cell state in variable tensors (inputs 18 and 19) that the
 kernel updates in place, so TFLite Micro carries them from one Invoke() to the next: the
 converter reads them as variables and assigns the last step's state back (ops_state.py), and
-the generated code keeps them in its persistent state region.
+the generated code keeps them in its persistent state region. SVDF's state (input 4) is kept
+the same way.
 
 TFLite's weights are one matrix per gate (input, forget, cell, output); Kiln's LSTM takes
 ONNX's layout, the gates stacked in the order input, output, forget, cell, the sequence first.
@@ -81,3 +83,21 @@ def _float_const(ctx: OpContext, k: int, what: str) -> np.ndarray:
     if data.dtype != np.float32:
         raise ctx.error(f"{what} (input {k}) are {data.dtype}: hybrid LSTM weights are not supported")
     return data
+
+
+@converts("SVDF", inputs=(1, 5))  # input 3 (bias) is optional
+def svdf(ctx: OpContext) -> None:
+    o = ctx.options("SVDFOptions")
+    missing = [k for k in (0, 1, 2, 4) if ctx.tensor(k) is None]
+    if len(ctx.op.inputs) != 5 or missing:
+        raise ctx.error("takes 5 inputs (input, weights_feature, weights_time, bias or -1, state)")
+    state = read_tensor_variable(ctx, 4)
+    # TFLite Micro's integer kernel applies no activation: neither does Kiln's
+    activation = ctx.activation(o) if ctx.tensor(0).type_name == "FLOAT32" else "none"
+    out = ctx.op.outputs[0]
+    y, nxt = ctx.imp.b.node("SVDF", [ctx.input(k) for k in range(4)] + [state], name=ctx.name,
+                            outputs=[ctx.imp.names[out], f"{ctx.name}_state"],
+                            quant=[ctx.out_tensor().quant, ctx.tensor(4).quant], origin=(ctx.name,),
+                            rank=int(o["Rank"]), activation=activation)
+    ctx.imp.defined[out] = y
+    assign_tensor_variable(ctx, 4, nxt)
