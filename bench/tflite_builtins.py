@@ -128,7 +128,6 @@ BUILTINS: dict[str, tuple[str, ...]] = {
 NEEDS_KERNEL: dict[str, str] = {
     "IF": "control flow: subgraphs compiled without an interpreter",
     "WHILE": "control flow: subgraphs compiled without an interpreter",
-    "DYNAMIC_UPDATE_SLICE": "a slice update at a position computed at run time",
 }
 
 

@@ -402,3 +402,16 @@ def svdf(code, dtype):
     return [StreamCase(code, dtype, "rank2", [], [], make=lambda: svdf_model(dtype)),
             StreamCase(code, dtype, "batch2_rank1", [], [], make=lambda: svdf_model(dtype, batch=2, rank=1, units=4,
                                                                                      seed=1))]
+
+
+@builds("DYNAMIC_UPDATE_SLICE")
+def dynamic_update_slice(code, dtype):
+    """Start indices as a graph input (random, so mostly clamped at an edge) and as a constant."""
+    operand, update = t((4, 5, 3), dtype), t((2, 3, 3), dtype)
+    runtime = Case(code, dtype, "runtime_starts", [operand, update, t((3,), "int32")], [t((4, 5, 3), dtype)])
+    fixed = Case(code, dtype, "const_starts_int64", [operand, update, const(np.array([1, 2, 0], np.int64))],
+                 [t((4, 5, 3), dtype)])
+    inner = [np.arange(6).astype(dtype), np.array([-7, 9]).astype(dtype), np.array([3], np.int32)]
+    interior = Case(code, dtype, "interior_start", [t((6,), dtype), t((2,), dtype), t((1,), "int32")],
+                    [t((6,), dtype)], feeds=inner)
+    return [runtime, fixed, interior]
