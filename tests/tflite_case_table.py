@@ -388,7 +388,7 @@ def unidirectional_sequence_lstm(code, dtype):
     from tflite_recurrent_models import lstm_model
     from tflite_streaming import StreamCase
 
-    reference = "litert" if dtype == "float32" else "tflm"
+    reference = "litert" if dtype == "float32" else "tflm"  # int8: TFLite Micro's integer LSTM, bit for bit
     return [StreamCase(code, dtype, "batch_major", [], [], make=lambda: lstm_model(dtype=dtype), reference=reference),
             StreamCase(code, dtype, "time_major_batch2", [], [], reference=reference,
                        make=lambda: lstm_model(dtype=dtype, batch=2, time_major=True, seed=1))]

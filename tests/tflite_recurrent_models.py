@@ -7,40 +7,44 @@ import numpy as np
 from tflite_models import ModelWriter, TensorSpec, const
 
 
-# TFLite's quantized LSTM: int8 activations and weights, int16 cell state, int32 / int64 biases.
-_QUANTIZED = {"int8": ("int8", "int32", "int16", dict(scale=0.02, zero_point=-1)),
-              "int16": ("int8", "int64", "int16", dict(scale=0.001, zero_point=0))}
-
-
 def lstm_model(batch: int = 1, steps: int = 5, features: int = 3, hidden: int = 4, *, time_major: bool = False,
                peephole: bool = False, seed: int = 0, dtype: str = "float32") -> bytes:
     """One UNIDIRECTIONAL_SEQUENCE_LSTM (24 inputs, absent ones -1) over [batch, steps, features]
     (or [steps, batch, features] `time_major`), random weights; the output and cell state are
-    variable tensors (inputs 18, 19), carried from one call to the next. int8 / int16 as the
-    converter quantizes it (Kiln refuses those: TFLite Micro's integer LSTM needs a kernel)."""
+    variable tensors (inputs 18, 19), carried from one call to the next. int8 as the converter
+    quantizes it: one scale per weight matrix, int32 biases at input x weight scale, int16 cell
+    state at a power-of-two scale. int16 activations are refused by Kiln (int64 biases)."""
     rng = np.random.default_rng(seed)
     w = ModelWriter()
-    wq, bq, cq, act = _QUANTIZED.get(dtype, ("float32", "float32", "float32", {}))
+    act = {"int8": dict(scale=0.02, zero_point=-1), "int16": dict(scale=0.001, zero_point=0)}.get(dtype, {})
 
-    def weights(shape, kind="weight"):
+    def matrix(shape, in_scale):
         values = rng.standard_normal(shape) * 0.5
         if dtype == "float32":
             return w.tensor(const(values.astype(np.float32)))
-        if kind == "bias":
-            return w.tensor(const(np.round(values * 1000), bq, scale=1e-5))
-        return w.tensor(const(np.clip(np.round(values * 100), -127, 127), wq, scale=0.01))
+        scale = float(np.abs(values).max()) / 127
+        return w.tensor(const(np.clip(np.round(values / scale), -127, 127), "int8", scale=scale))
+
+    def bias(scale):
+        values = rng.standard_normal(hidden)
+        if dtype == "float32":
+            return w.tensor(const(values.astype(np.float32)))
+        return w.tensor(const(np.round(values / scale), "int64" if dtype == "int16" else "int32", scale=scale))
 
     x_shape = (steps, batch, features) if time_major else (batch, steps, features)
     x = w.tensor(TensorSpec(x_shape, dtype, name="x", **act))
     ins: list[int | None] = [x]
-    ins += [weights((hidden, features)) for _ in range(4)]  # input to input, forget, cell, output
-    ins += [weights((hidden, hidden)) for _ in range(4)]  # recurrent to input, forget, cell, output
-    ins += [weights((hidden,)) if peephole else None for _ in range(3)]  # cell to input, forget, output
-    ins += [weights((hidden,), "bias") for _ in range(4)]  # gate biases
+    in_w = [matrix((hidden, features), act.get("scale")) for _ in range(4)]  # input to input, forget, cell, output
+    ins += in_w
+    ins += [matrix((hidden, hidden), act.get("scale")) for _ in range(4)]  # recurrent to input, forget, cell, output
+    ins += [w.tensor(const((rng.standard_normal(hidden) * 0.5).astype(np.float32))) if peephole else None
+            for _ in range(3)]  # cell to input, forget, output
+    ins += [bias(act.get("scale", 1) * (w.tensors[k].scale or 1)) for k in in_w]  # gate biases
     ins += [None, None]  # projection
     cell = {} if dtype == "float32" else dict(scale=2 ** -11, zero_point=0)
     ins += [w.tensor(TensorSpec((batch, hidden), dtype, name="output_state", is_variable=True, **act)),
-            w.tensor(TensorSpec((batch, hidden), cq, name="cell_state", is_variable=True, **cell))]
+            w.tensor(TensorSpec((batch, hidden), "float32" if dtype == "float32" else "int16", name="cell_state",
+                                is_variable=True, **cell))]
     ins += [None] * 4  # layer normalisation
     y = w.tensor(TensorSpec(x_shape[:2] + (hidden,), dtype, name="out0", **act))
     w.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], {"fused_activation_function": "TANH", "time_major": time_major})

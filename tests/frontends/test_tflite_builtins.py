@@ -30,7 +30,7 @@ REFUSED = {
     "MAX_POOL_2D": "int16", "MEAN": "int16", "MUL": "int16", "PRELU": "int8 int16", "QUANTIZE": "int8 int16 uint8",
     "RESIZE_BILINEAR": "int8", "RSQRT": "int8", "SOFTMAX": "int16", "SQUARED_DIFFERENCE": "int8 int16",
     "SUB": "int16", "SUM": "int8 int16", "TANH": "int16", "TRANSPOSE_CONV": "int8 int16",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": "int8 int16",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "int16",
 }
 
 

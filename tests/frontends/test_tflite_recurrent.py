@@ -1,5 +1,6 @@
-"""Recurrent TFLite builtins over consecutive calls: UNIDIRECTIONAL_SEQUENCE_LSTM (float32) with
-its state in variable tensors, which TFLite Micro and LiteRT carry from one call to the next."""
+"""Recurrent TFLite builtins over consecutive calls: UNIDIRECTIONAL_SEQUENCE_LSTM (float32; int8
+bit-exact with TFLite Micro's integer LSTM) and SVDF, their state in variable tensors, which
+TFLite Micro and LiteRT carry from one call to the next."""
 
 from __future__ import annotations
 
@@ -41,10 +42,27 @@ def test_float_lstm_state_carries_over_like_tflite_micro():
     assert not np.allclose(again[0][0], again[1][0])
 
 
-@pytest.mark.parametrize("dtype", ["int8", "int16"])
-def test_integer_lstm_is_refused_in_one_line(dtype):
+@pytest.mark.parametrize("case", cases_for("UNIDIRECTIONAL_SEQUENCE_LSTM", "int8"), ids=lambda c: c.label)
+def test_int8_lstm_bit_exact_with_tflite_micro_over_consecutive_calls(case):
+    outcome = run_case(case)
+    assert outcome.status == "pass", outcome.reason
+
+
+def test_int8_lstm_keeps_int8_hidden_and_int16_cell_state():
+    result = build_stream(lstm_model(dtype="int8", batch=2))
+    assert [(s["dtype"], s["bytes"]) for s in result.manifest["state"]] == [("int8", 8), ("int16", 16)]
+    assert "lstm_s8" in result.manifest["kernels"]
+
+
+def test_int8_lstm_on_cortex_m4_bit_exact():
+    case = StreamCase("UNIDIRECTIONAL_SEQUENCE_LSTM", "int8", "m4", [], [], make=lambda: lstm_model(dtype="int8", seed=6))
+    outcome = run_case(case, samples=2, target="cortex-m4")
+    assert outcome.status == "pass", outcome.reason
+
+
+def test_int16_lstm_is_refused_in_one_line():
     with pytest.raises(KilnError) as err:
-        load_bytes(lstm_model(dtype=dtype))
+        load_bytes(lstm_model(dtype="int16"))
     message = str(err.value)
     assert message.startswith("node 'out0': UNIDIRECTIONAL_SEQUENCE_LSTM: ") and "needs a kernel" in message
     assert "\n" not in message
