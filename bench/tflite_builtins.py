@@ -126,8 +126,6 @@ BUILTINS: dict[str, tuple[str, ...]] = {
 # Builtins that need a Kiln operator or kernel that does not exist yet (the kernel redesign
 # of issue 16 adds them), with what is missing. The frontend has no converter for these.
 NEEDS_KERNEL: dict[str, str] = {
-    "IF": "control flow: subgraphs compiled without an interpreter",
-    "WHILE": "control flow: subgraphs compiled without an interpreter",
 }
 
 

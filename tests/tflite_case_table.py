@@ -415,3 +415,16 @@ def dynamic_update_slice(code, dtype):
     interior = Case(code, dtype, "interior_start", [t((6,), dtype), t((2,), dtype), t((1,), "int32")],
                     [t((6,), dtype)], feeds=inner)
     return [runtime, fixed, interior]
+
+
+@builds("IF", "WHILE")
+def control_flow(code, dtype):
+    """Subgraphs inlined: IF on a run-time condition (float32 and int8 branches), WHILE unrolled."""
+    from tflite_recurrent_models import if_model, while_model
+    from tflite_streaming import StreamCase
+
+    if code == "IF":
+        return [StreamCase(code, dtype, "float32_branches", [], [], make=lambda: if_model("float32")),
+                StreamCase(code, dtype, "int8_branches", [], [], make=lambda: if_model("int8"))]
+    return [StreamCase(code, dtype, "three_trips", [], [], make=lambda: while_model(3)),
+            StreamCase(code, dtype, "no_trip", [], [], make=lambda: while_model(0))]

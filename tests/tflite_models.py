@@ -59,6 +59,7 @@ OPTIONS_TABLE = {
     "DENSIFY": "DensifyOptions", "VAR_HANDLE": "VarHandleOptions", "CALL_ONCE": "CallOnceOptions",
     "READ_VARIABLE": "ReadVariableOptions", "ASSIGN_VARIABLE": "AssignVariableOptions",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions", "SVDF": "SVDFOptions",
+    "IF": "IfOptions", "WHILE": "WhileOptions",
 }
 # Builtins whose first version LiteRT no longer registers.
 _VERSIONS = {"BROADCAST_TO": 2}

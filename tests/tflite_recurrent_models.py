@@ -1,5 +1,5 @@
-"""Recurrent TFLite models written as the converter writes them (no TensorFlow):
-UNIDIRECTIONAL_SEQUENCE_LSTM with its state in variable tensors, and SVDF."""
+"""Recurrent and control-flow TFLite models written as the converter writes them (no TensorFlow):
+UNIDIRECTIONAL_SEQUENCE_LSTM with its state in variable tensors, SVDF, IF and WHILE."""
 
 from __future__ import annotations
 
@@ -79,3 +79,48 @@ def svdf_model(dtype: str = "float32", batch: int = 1, features: int = 6, units:
     y = w.tensor(out)
     w.op("SVDF", ins, [y], {"rank": rank, "fused_activation_function": activation})
     return w.build([ins[0]], [y])
+
+
+def if_model(dtype: str = "float32") -> bytes:
+    """y = IF(cond, x): x + x in the then branch, x * x in the else branch."""
+    q = {} if dtype == "float32" else dict(scale=0.05, zero_point=-3)
+
+    def branch(op: str) -> tuple[ModelWriter, list[int], list[int]]:
+        b = ModelWriter()
+        x = b.tensor(TensorSpec((2, 3), dtype, name="x", **q))
+        y = b.tensor(TensorSpec((2, 3), dtype, name="y", **q))
+        b.op(op, [x, x], [y])
+        return b, [x], [y]
+
+    w = ModelWriter()
+    cond = w.tensor(TensorSpec((1,), "bool", name="cond"))
+    x = w.tensor(TensorSpec((2, 3), dtype, name="x", **q))
+    y = w.tensor(TensorSpec((2, 3), dtype, name="out0", **q))
+    w.op("IF", [cond, x], [y], {"then_subgraph_index": 1, "else_subgraph_index": 2})
+    return w.build([cond, x], [y], subgraphs=[branch("ADD"), branch("MUL")])
+
+
+def while_model(trips: int = 3, counter_input: bool = False) -> bytes:
+    """(i, y) = WHILE(i < trips) { i + 1, y * 1.5 + y } from (0, x): a trip count known at compile
+    time (unless `counter_input`: the counter starts at a graph input)."""
+    def graph(body: bool) -> tuple[ModelWriter, list[int], list[int]]:
+        b = ModelWriter()
+        i = b.tensor(TensorSpec((), "int32", name="i"))
+        y = b.tensor(TensorSpec((3,), name="y"))
+        if not body:
+            c = b.tensor(TensorSpec((), "bool", name="c"))
+            b.op("LESS", [i, b.tensor(const(np.array(trips, np.int32)))], [c])
+            return b, [i, y], [c]
+        i2, s, y2 = b.tensor(TensorSpec((), "int32", name="i2")), b.tensor(TensorSpec((3,), name="s")), \
+            b.tensor(TensorSpec((3,), name="y2"))
+        b.op("ADD", [i, b.tensor(const(np.array(1, np.int32)))], [i2])
+        b.op("MUL", [y, b.tensor(const(np.full(3, 1.5, np.float32)))], [s])
+        b.op("ADD", [s, y], [y2])
+        return b, [i, y], [i2, y2]
+
+    w = ModelWriter()
+    x = w.tensor(TensorSpec((3,), name="x"))
+    i0 = w.tensor(TensorSpec((), "int32", name="i0") if counter_input else const(np.array(0, np.int32)))
+    i_out, y_out = w.tensor(TensorSpec((), "int32", name="trips")), w.tensor(TensorSpec((3,), name="out0"))
+    w.op("WHILE", [i0, x], [i_out, y_out], {"cond_subgraph_index": 1, "body_subgraph_index": 2})
+    return w.build([x, i0] if counter_input else [x], [i_out, y_out], subgraphs=[graph(False), graph(True)])

@@ -95,10 +95,16 @@ def run_tflm_stream(model: bytes, inputs: list[np.ndarray]) -> list[list[np.ndar
     n_out = tflite.Model.GetRootAs(model, 0).Subgraphs(0).OutputsLength()
     results = []
     for x in inputs:
-        interp.set_input(x, 0)
+        for k, a in enumerate(_feeds(x)):
+            interp.set_input(a, k)
         interp.invoke()
         results.append([np.array(interp.get_output(k)) for k in range(n_out)])
     return results
+
+
+def _feeds(x) -> list[np.ndarray]:
+    """One call's inputs: an array (one input) or a list of arrays."""
+    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def run_litert_stream(model: bytes, inputs: list[np.ndarray]) -> list[list[np.ndarray]]:
@@ -110,7 +116,8 @@ def run_litert_stream(model: bytes, inputs: list[np.ndarray]) -> list[list[np.nd
     interp.allocate_tensors()
     results = []
     for x in inputs:
-        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        for d, a in zip(interp.get_input_details(), _feeds(x)):
+            interp.set_tensor(d["index"], a)
         interp.invoke()
         results.append([np.array(interp.get_tensor(d["index"])) for d in interp.get_output_details()])
     return results
@@ -133,8 +140,8 @@ def run_kiln_stream(result, inputs: list[np.ndarray], target: str = "host") -> l
     from codegen.targets import load_target
     from codegen.verify import host, qemu
 
-    name = result.manifest["inputs"][0]["name"]
-    feeds = [{name: x} for x in inputs]
+    names = [io["name"] for io in result.manifest["inputs"]]
+    feeds = [dict(zip(names, _feeds(x))) for x in inputs]
     outs = host.run_generated(result.files, "stream", feeds) if target == "host" else \
         qemu.run_generated(result.files, "stream", feeds, load_target(target))
     names = [o["name"] for o in result.manifest["outputs"]]
@@ -162,10 +169,8 @@ class StreamCase(Case):
             result = build_stream(model, target)
         except KilnError as err:
             return Outcome("refused", str(err))
-        spec = result.manifest["inputs"][0]
         rng = np.random.default_rng(seed + 1)
-        inputs = [rng.standard_normal(spec["shape"]).astype(np.float32) if spec["dtype"] == "float32" else
-                  rng.integers(-128, 128, spec["shape"]).astype(spec["dtype"]) for _ in range(max(samples, 2) * 4)]
+        inputs = [[_random_input(io, rng) for io in result.manifest["inputs"]] for _ in range(max(samples, 2) * 4)]
         expected = (run_tflm_stream if self.reference == "tflm" else run_litert_stream)(model, inputs)
         for call, (want, got) in enumerate(zip(expected, run_kiln_stream(result, inputs, target))):
             for k, (a, b) in enumerate(zip(want, got)):
@@ -175,3 +180,11 @@ class StreamCase(Case):
                 if problem:
                     return Outcome("fail", f"call {call}, output {k}: {problem}", (k,))
         return Outcome("pass")
+
+
+def _random_input(io: dict, rng: np.random.Generator) -> np.ndarray:
+    if io["dtype"] == "float32":
+        return rng.standard_normal(io["shape"]).astype(np.float32)
+    if io["dtype"] == "bool":
+        return rng.integers(0, 2, io["shape"]).astype(bool)
+    return rng.integers(-128, 128, io["shape"]).astype(io["dtype"])

@@ -2,8 +2,8 @@
 
 reader.py decodes and checks the file (sparse.py densifies sparse constants), importer.py
 orders the operators and drives the conversion, ops.py holds one converter per builtin with
-the families ops_elementwise.py, ops_recurrent.py, ops_reduce.py, ops_shape.py, ops_spatial.py,
-ops_update.py and ops_state.py (resource variables of streaming models; compose.py: helpers for converters that emit a chain
+the families ops_control.py (IF, WHILE), ops_elementwise.py, ops_recurrent.py, ops_reduce.py,
+ops_shape.py, ops_spatial.py, ops_update.py and ops_state.py (resource variables of streaming models; compose.py: helpers for converters that emit a chain
 of Kiln ops). Node names are the names of the
 operators' first output tensors (TFLite operators have none of their own).
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 from codegen import limits
 from codegen.errors import KilnError, UnsupportedOpsError
 from codegen.frontends import SourceOp
-from codegen.frontends.tflite import (ops, ops_elementwise, ops_recurrent, ops_reduce,  # noqa: F401 (they register)
-                                      ops_shape, ops_spatial, ops_update)
+from codegen.frontends.tflite import (ops, ops_control, ops_elementwise, ops_recurrent,  # noqa: F401 (they register)
+                                      ops_reduce, ops_shape, ops_spatial, ops_update)
 from codegen.frontends.tflite.ops_state import finish_variables
 from codegen.frontends.tflite.converter import CONVERTERS
 from codegen.frontends.tflite.importer import Importer, execution_order, op_label
