@@ -41,12 +41,7 @@ def sigmoid_int16(x, multiplier: int = 3, right_shift: int = 0) -> np.ndarray:
     """TFLM reference_integer_ops::Logistic(int16) with the input rescaled by
     (x * multiplier + round) >> right_shift; output scale 2^-15."""
     v = _rescale(x, multiplier, right_shift)
-    a = np.abs(v)
-    uh = a >> 9
-    table = SIGMOID_TABLE_UINT16.astype(np.int64)
-    idx = np.minimum(uh, 254)
-    interp = (table[idx] << 9) + (a & 0x1FF) * (table[idx + 1] - table[idx])
-    result = np.where(uh >= 255, 0x7FFF << 10, interp)
+    result = _interpolate(np.abs(v), 9, 0x7FFF << 10)
     result = np.where(v >= 0, result + (1 << 9), (1 << 25) - result + (1 << 9) - 1)
     return (result >> 10).astype(np.int16)
 
@@ -54,14 +49,18 @@ def sigmoid_int16(x, multiplier: int = 3, right_shift: int = 0) -> np.ndarray:
 def tanh_int16(x, multiplier: int = 3, right_shift: int = 0) -> np.ndarray:
     """TFLM reference_integer_ops::Tanh(int16), input rescaled as in `sigmoid_int16`."""
     v = _rescale(x, multiplier, right_shift)
-    a = np.abs(v)
-    uh = a >> 8
-    table = SIGMOID_TABLE_UINT16.astype(np.int64)
-    idx = np.minimum(uh, 254)
-    interp = (table[idx] << 8) + (a & 0xFF) * (table[idx + 1] - table[idx])
-    result = np.where(uh >= 255, 0xFFFF << 8, interp)
+    result = _interpolate(np.abs(v), 8, 0xFFFF << 8)
     result = np.where(v >= 0, result - (1 << 23) + (1 << 7), -result + (1 << 23) + (1 << 7) - 1)
     return (result >> 8).astype(np.int16)
+
+
+def _interpolate(a: np.ndarray, frac_bits: int, saturated: int) -> np.ndarray:
+    """The table entry of |input| >> frac_bits and the next, weighted by the fraction below."""
+    uh = a >> frac_bits
+    table = SIGMOID_TABLE_UINT16.astype(np.int64)
+    idx = np.minimum(uh, 254)
+    interp = (table[idx] << frac_bits) + (a & ((1 << frac_bits) - 1)) * (table[idx + 1] - table[idx])
+    return np.where(uh >= 255, saturated, interp)
 
 
 def _rescale(x, multiplier: int, right_shift: int) -> np.ndarray:

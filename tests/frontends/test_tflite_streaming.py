@@ -189,15 +189,7 @@ def test_read_after_assign_sees_the_new_value():
 
     model = _var_model(main, init_value=[1, 2, 3, 4])
     inputs = [np.full(4, k, np.float32) for k in range(1, 5)]
-    from tflite_micro.python.tflite_micro import runtime
-
-    interp = runtime.Interpreter.from_bytes(model, arena_size=64 * 1024)
-    expected = []
-    for x in inputs:
-        interp.set_input(x, 0)
-        interp.invoke()
-        expected.append([np.array(interp.get_output(0))])
-    _assert_same(expected, run_kiln_stream(build_stream(model), inputs), exact=True)
+    _assert_same(run_tflm_stream(model, inputs), run_kiln_stream(build_stream(model), inputs), exact=True)
 
 
 def test_uninitialised_variable_starts_at_zero():
@@ -208,19 +200,7 @@ def test_uninitialised_variable_starts_at_zero():
 
     model = _var_model(main)
     inputs = [np.full(4, k, np.float32) for k in range(3)]
-    _assert_same(run_tflm_stream_one(model, inputs), run_kiln_stream(build_stream(model), inputs), exact=True)
-
-
-def run_tflm_stream_one(model, inputs):
-    from tflite_micro.python.tflite_micro import runtime
-
-    interp = runtime.Interpreter.from_bytes(model, arena_size=64 * 1024)
-    out = []
-    for x in inputs:
-        interp.set_input(x, 0)
-        interp.invoke()
-        out.append([np.array(interp.get_output(0))])
-    return out
+    _assert_same(run_tflm_stream(model, inputs), run_kiln_stream(build_stream(model), inputs), exact=True)
 
 
 def test_computed_initial_value_is_refused_in_one_line():

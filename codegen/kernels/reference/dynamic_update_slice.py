@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.kernels.spec import kernel_spec
+from codegen.kernels.typed_block import OpLaidOut
 
 
 @dataclass(frozen=True)
@@ -17,9 +18,5 @@ class DynamicUpdateSliceParams:
 
 
 @kernel_spec
-class DynamicUpdateSliceReference(KernelSpec):
+class DynamicUpdateSliceReference(OpLaidOut):
     kernel, variant, Params = "dynamic_update_slice", "reference", DynamicUpdateSliceParams
-
-    @classmethod
-    def prepare(cls, request, ctx):
-        return Prepared(cls.Params(**request.params), tuple(request.args), tuple(request.headers))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.kernels.spec import kernel_spec
+from codegen.kernels.typed_block import OpLaidOut
 from codegen.lower.kernel import ConstArray
 
 
@@ -38,9 +39,5 @@ class LstmS8:
 
 
 @kernel_spec
-class LstmS8Reference(KernelSpec):
+class LstmS8Reference(OpLaidOut):
     kernel, variant, Params = "lstm_s8", "reference", LstmS8
-
-    @classmethod
-    def prepare(cls, request, ctx):
-        return Prepared(cls.Params(**request.params), tuple(request.args), tuple(request.headers))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.kernels.spec import kernel_spec
+from codegen.kernels.typed_block import OpLaidOut
 from codegen.lower.kernel import ConstArray
 
 
@@ -39,17 +40,11 @@ class SvdfS8(SvdfShape):
     output_shift: int
 
 
-class _Svdf(KernelSpec):
-    @classmethod
-    def prepare(cls, request, ctx):
-        return Prepared(cls.Params(**request.params), tuple(request.args), tuple(request.headers))
-
-
 @kernel_spec
-class SvdfF32Reference(_Svdf):
+class SvdfF32Reference(OpLaidOut):
     kernel, variant, Params = "svdf_f32", "reference", SvdfF32
 
 
 @kernel_spec
-class SvdfS8Reference(_Svdf):
+class SvdfS8Reference(OpLaidOut):
     kernel, variant, Params = "svdf_s8", "reference", SvdfS8
