@@ -236,3 +236,15 @@ def test_manifest_lists_no_variable_for_a_stateless_model():
     assert result.manifest["state_bytes"] == 0 and result.manifest["state"] == []
     assert "_reset" not in result.files["stream.h"]
     json.dumps(result.manifest)
+
+
+def test_kiln_verify_carries_the_state_like_tflite_micro(tmp_path):
+    """`kiln verify` runs the samples one after the other on both sides, the state carried."""
+    from codegen.options import CompileOptions
+    from codegen.targets import load_target
+    from codegen.verify.run import verify_model
+
+    path = tmp_path / "stream.tflite"
+    path.write_bytes(streaming_model("int8", seed=9))
+    report = verify_model(path, CompileOptions(load_target("host"), planner="greedy"), samples=6)
+    assert report.ok, report
