@@ -208,9 +208,10 @@ def _cmd_build(args) -> int:
         _notes(write_output(result.files, args.output, inputs))
     m = result.manifest
     p = result.plan
+    state = f"state {m['state_bytes']} B, " if m.get("state_bytes") else ""  # a streaming model's variables
     print(f"kiln: wrote {len(result.files)} files to {args.output}: arena {m['arena_bytes']} B "
           f"(lower bound {m['arena_lower_bound_bytes']} B, {p.planner} {p.status} in {p.seconds:.2f} s), "
-          f"weights {m['weights_bytes']} B, "
+          f"{state}weights {m['weights_bytes']} B, "
           f"{len(m['fusion_groups'])} kernel calls")
     if "patch_stage" in m:  # --patch-stage: what was patched, or that nothing paid
         ps = m["patch_stage"]
