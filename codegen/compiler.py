@@ -68,7 +68,7 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
         manifest["weights"] = weights_manifest(files[blob_file(name)], name, need_of(manifest).code_bytes)
     files[f"{name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     temps = [a.temp for a in aliases if a.pair in set(plan.aliases) and a.temp is not None]
-    files.update(_memory_report(plan, buffers + temps, name, manifest["state_bytes"]))
+    files.update(_memory_report(plan, buffers + temps, name, manifest.get("state_bytes", 0)))
     return BuildResult(name, fused, lowered, buffers, plan, files, manifest, aliases, fusion=fusion)
 
 
@@ -157,12 +157,19 @@ def _manifest(ctx: LowerContext, plan: Plan, buffers: list[Buffer], name: str, m
         "fusion_groups": [{"kernel": c.kernel, "call": c.cname, "nodes": list(c.origin)} for c in calls],
         "inputs": [_io_entry(ctx, n) for n in ctx.g.inputs],
         "outputs": [_io_entry(ctx, n) for n in ctx.g.outputs],
-        # a streaming model's variables: RAM beside the arena, kept between calls (N_reset())
-        "state_bytes": sum(ctx.g.values[n].nbytes for n in state_values(ctx.g)),
-        "state": [{"name": ctx.g.values[n].state.variable, "value": n, "dtype": ctx.g.values[n].dtype,
-                   "shape": list(ctx.g.values[n].shape), "bytes": ctx.g.values[n].nbytes}
-                  for n in state_values(ctx.g)],
+        **_state_entries(ctx),
     }
+
+
+def _state_entries(ctx: LowerContext) -> dict:
+    """A streaming model's variables: RAM beside the arena, kept between calls (N_reset());
+    nothing for a model without state."""
+    values = [ctx.g.values[n] for n in state_values(ctx.g)]
+    if not values:
+        return {}
+    return {"state_bytes": sum(v.nbytes for v in values),
+            "state": [{"name": v.state.variable, "value": v.name, "dtype": v.dtype, "shape": list(v.shape),
+                       "bytes": v.nbytes} for v in values]}
 
 
 def _memory_report(plan: Plan, buffers: list[Buffer], name: str, state_bytes: int) -> dict[str, str]:
