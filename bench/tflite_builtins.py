@@ -126,15 +126,6 @@ BUILTINS: dict[str, tuple[str, ...]] = {
 # Builtins that need a Kiln operator or kernel that does not exist yet (the kernel redesign
 # of issue 16 adds them), with what is missing. The frontend has no converter for these.
 NEEDS_KERNEL: dict[str, str] = {
-    "ASSIGN_VARIABLE": "resource variables: a persistent state region beside the arena",
-    "READ_VARIABLE": "resource variables: a persistent state region beside the arena",
-    "VAR_HANDLE": "resource variables: a persistent state region beside the arena",
-    "CALL_ONCE": "resource variables: the initialisation subgraph evaluated at compile time",
-    "IF": "control flow: subgraphs compiled without an interpreter",
-    "WHILE": "control flow: subgraphs compiled without an interpreter",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": "an LSTM kernel in TFLite's gate layout (int8 with int16 cell state)",
-    "SVDF": "an SVDF kernel with its persistent activation state",
-    "DYNAMIC_UPDATE_SLICE": "a slice update at a position computed at run time",
 }
 
 

@@ -5,10 +5,11 @@ right after compilation, before any file is written: a model that does not fit f
 one line giving what it needs and the budget, exit status 2.
 
 What is counted, from the build alone (no target compiler needed):
-- RAM: the activation arena, plus the model's input and output buffers when they are the
-  caller's (with --io-in-arena they are inside the arena). The stack is the application's
-  (`kiln profile` measures a whole firmware). When the build as asked needs more than
-  --ram-limit, the compiler searches for the fastest build that fits (codegen/memory/fit.py).
+- RAM: the activation arena, a streaming model's variables beside it, and the model's input
+  and output buffers when they are the caller's (with --io-in-arena they are inside the arena).
+  The stack is the application's (`kiln profile` measures a whole firmware). When the build as
+  asked needs more than --ram-limit, the compiler searches for the fastest build that fits
+  (codegen/memory/fit.py).
 - flash: the constant data (weights, biases, requantization tables), exact, plus an estimate
   of the generated code: 1.5 KiB per distinct kernel and 128 B per kernel call (its
   parameter struct and the call). Measured on the MLPerf Tiny int8 and float models built
@@ -51,10 +52,11 @@ class Need:
     weights_bytes: int
     code_bytes: int  # estimate
     io_bytes: int = 0  # the caller's input and output buffers (0 with --io-in-arena)
+    state_bytes: int = 0  # a streaming model's variables, beside the arena
 
     @property
     def ram_bytes(self) -> int:
-        return self.arena_bytes + self.io_bytes
+        return self.arena_bytes + self.io_bytes + self.state_bytes
 
     @property
     def flash_bytes(self) -> int:
@@ -67,7 +69,8 @@ def need_of(manifest: dict) -> Need:
             + CODE_BYTES_PER_CALL * len(manifest["fusion_groups"]))
     ram = manifest.get("ram", {})
     io = 0 if ram.get("io_in_arena", True) else int(ram["io_bytes"])
-    return Need(int(manifest["arena_bytes"]), int(manifest["weights_bytes"]), code, io)
+    return Need(int(manifest["arena_bytes"]), int(manifest["weights_bytes"]), code, io,
+                int(manifest.get("state_bytes", 0)))
 
 
 def check_budget(manifest: dict, *, ram_limit: int | None = None, flash_limit: int | None = None,
@@ -78,8 +81,10 @@ def check_budget(manifest: dict, *, ram_limit: int | None = None, flash_limit: i
     """
     need = need_of(manifest)
     if ram_limit is not None and need.ram_bytes > ram_limit:
-        what = f"arena {need.arena_bytes} B + inputs and outputs {need.io_bytes} B" if need.io_bytes else "arena"
-        raise KilnError(f"needs {need.ram_bytes} B of RAM ({what}), budget is {ram_limit} B "
+        parts = [f"arena {need.arena_bytes} B"]
+        parts += [f"inputs and outputs {need.io_bytes} B"] if need.io_bytes else []
+        parts += [f"variables {need.state_bytes} B"] if need.state_bytes else []
+        raise KilnError(f"needs {need.ram_bytes} B of RAM ({' + '.join(parts)}), budget is {ram_limit} B "
                         f"({source or '--ram-limit'}): {need.ram_bytes - ram_limit} B over")
     if flash_limit is not None and need.flash_bytes > flash_limit:
         raise KilnError(f"needs {need.flash_bytes} B of flash (weights {need.weights_bytes} B + code about "

@@ -250,8 +250,9 @@ def _cmd_build(args) -> int:
         result = _signed(compile_model(args.model, _options(args)), args)
         _notes(write_output(result.files, args.output, inputs))
     m = result.manifest
+    state = f"state {m['state_bytes']} B, " if m.get("state_bytes") else ""  # a streaming model's variables
     print(f"kiln: wrote {len(result.files)} files to {args.output}: {arena_summary(result)}, "
-          f"weights {m['weights_bytes']} B, {len(m['fusion_groups'])} kernel calls")
+          f"{state}weights {m['weights_bytes']} B, {len(m['fusion_groups'])} kernel calls")
     _print_fit(result)
     p = result.plan
     if "patch_stage" in m:  # --patch-stage: what was patched, or that nothing paid

@@ -28,6 +28,7 @@ from codegen.lower.context import LowerContext, c_identifier
 from codegen.memory import Alias, Buffer, Plan, fit, plan_memory
 from codegen.memory.lifetimes import arena_aliases, arena_buffers, io_bytes
 from codegen.memory.report import StepInfo, memory_markdown, memory_svg, steps_of
+from codegen.lower.state import detach_state, state_values
 from codegen.ops import bounded
 from codegen.options import CompileOptions
 from codegen.passes.pipeline import run_pipeline
@@ -75,7 +76,8 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
         manifest["weights"] = weights_manifest(files[blob_file(name)], name, need_of(manifest).code_bytes)
     files[f"{name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     temps = [a.temp for a in aliases if a.pair in set(plan.aliases) and a.temp is not None]
-    files.update(_memory_report(plan, buffers + temps, name, steps_of(lowered), need_of(manifest).code_bytes))
+    files.update(_memory_report(plan, buffers + temps, name, steps_of(lowered), need_of(manifest).code_bytes,
+                                manifest.get("state_bytes", 0)))
     return BuildResult(name, fused, lowered, buffers, plan, files, manifest, aliases, fusion=fusion)
 
 
@@ -95,7 +97,7 @@ def _lower(g: Graph, options: CompileOptions) -> LowerContext:
     """Every node's kernel calls (the kernel registry's choice) and constants, checked against
     the limits; patch bands become views, not copies. The specs that pack parameters check
     them before packing (codegen/kernels/linear.py)."""
-    lowered = apply_band_views(lower_graph(g, options.target, options.optimize,
+    lowered = apply_band_views(lower_graph(detach_state(g), options.target, options.optimize,
                                            frozenset(options.reference_kernels)))
     check_lowered(lowered)
     return lowered
@@ -249,13 +251,25 @@ def _manifest(ctx: LowerContext, plan: Plan, buffers: list[Buffer], name: str, m
         "fusion_groups": [{"kernel": c.kernel, "call": c.cname, "nodes": list(c.origin)} for c in calls],
         "inputs": [_io_entry(ctx, n) for n in ctx.g.inputs],
         "outputs": [_io_entry(ctx, n) for n in ctx.g.outputs],
+        **_state_entries(ctx),
     }
 
 
+def _state_entries(ctx: LowerContext) -> dict:
+    """A streaming model's variables: RAM beside the arena, kept between calls (N_reset());
+    nothing for a model without state."""
+    values = [ctx.g.values[n] for n in state_values(ctx.g)]
+    if not values:
+        return {}
+    return {"state_bytes": sum(v.nbytes for v in values),
+            "state": [{"name": v.state.variable, "value": v.name, "dtype": v.dtype, "shape": list(v.shape),
+                       "bytes": v.nbytes} for v in values]}
+
+
 def _memory_report(plan: Plan, buffers: list[Buffer], name: str, steps: tuple[StepInfo, ...],
-                   code_bytes: int) -> dict[str, str]:
+                   code_bytes: int, state_bytes: int) -> dict[str, str]:
     """`N.memory.md` (figures and table of buffers) and `N.memory.svg` (the arena over time,
     kernels named, and flash: weights per step and code)."""
     svg = f"{name}.memory.svg"
-    return {f"{name}.memory.md": memory_markdown(plan, buffers, name, svg_file=svg),
+    return {f"{name}.memory.md": memory_markdown(plan, buffers, name, svg_file=svg, state_bytes=state_bytes),
             svg: memory_svg(plan, buffers, name, steps, code_bytes)}

@@ -372,3 +372,59 @@ def quantize(code, dtype):
 @builds("DEQUANTIZE")
 def dequantize(code, dtype):
     return [Case(code, dtype, "to_float", [t(S, dtype)], [t(S)])]
+
+
+@builds("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
+def resource_variables(code, dtype):
+    from tflite_streaming import StreamCase, streaming_model  # a stream of calls, with its own runner
+
+    return [StreamCase(code, dtype, "int8_stream", [], [], make=lambda: streaming_model("int8")),
+            StreamCase(code, dtype, "float32_stream_zero_init", [], [],
+                       make=lambda: streaming_model("float32", zero_init=True))]
+
+
+@builds("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def unidirectional_sequence_lstm(code, dtype):
+    from tflite_recurrent_models import lstm_model
+    from tflite_streaming import StreamCase
+
+    reference = "litert" if dtype == "float32" else "tflm"  # int8: TFLite Micro's integer LSTM, bit for bit
+    return [StreamCase(code, dtype, "batch_major", [], [], make=lambda: lstm_model(dtype=dtype), reference=reference),
+            StreamCase(code, dtype, "time_major_batch2", [], [], reference=reference,
+                       make=lambda: lstm_model(dtype=dtype, batch=2, time_major=True, seed=1))]
+
+
+@builds("SVDF")
+def svdf(code, dtype):
+    from tflite_recurrent_models import svdf_model
+    from tflite_streaming import StreamCase
+
+    return [StreamCase(code, dtype, "rank2", [], [], make=lambda: svdf_model(dtype)),
+            StreamCase(code, dtype, "batch2_rank1", [], [], make=lambda: svdf_model(dtype, batch=2, rank=1, units=4,
+                                                                                     seed=1))]
+
+
+@builds("DYNAMIC_UPDATE_SLICE")
+def dynamic_update_slice(code, dtype):
+    """Start indices as a graph input (random, so mostly clamped at an edge) and as a constant."""
+    operand, update = t((4, 5, 3), dtype), t((2, 3, 3), dtype)
+    runtime = Case(code, dtype, "runtime_starts", [operand, update, t((3,), "int32")], [t((4, 5, 3), dtype)])
+    fixed = Case(code, dtype, "const_starts_int64", [operand, update, const(np.array([1, 2, 0], np.int64))],
+                 [t((4, 5, 3), dtype)])
+    inner = [np.arange(6).astype(dtype), np.array([-7, 9]).astype(dtype), np.array([3], np.int32)]
+    interior = Case(code, dtype, "interior_start", [t((6,), dtype), t((2,), dtype), t((1,), "int32")],
+                    [t((6,), dtype)], feeds=inner)
+    return [runtime, fixed, interior]
+
+
+@builds("IF", "WHILE")
+def control_flow(code, dtype):
+    """Subgraphs inlined: IF on a run-time condition (float32 and int8 branches), WHILE unrolled."""
+    from tflite_recurrent_models import if_model, while_model
+    from tflite_streaming import StreamCase
+
+    if code == "IF":
+        return [StreamCase(code, dtype, "float32_branches", [], [], make=lambda: if_model("float32")),
+                StreamCase(code, dtype, "int8_branches", [], [], make=lambda: if_model("int8"))]
+    return [StreamCase(code, dtype, "three_trips", [], [], make=lambda: while_model(3)),
+            StreamCase(code, dtype, "no_trip", [], [], make=lambda: while_model(0))]

@@ -51,6 +51,10 @@ class Case:
     def model(self) -> bytes:
         return single_op_model(self.builtin, self.inputs, self.outputs, self.options)
 
+    def run(self, samples: int = 3, seed: int = 0, target: str = "host") -> "Outcome":
+        """See `run_case`."""
+        return run_model(self.model(), self.random_inputs, reference_for(self), samples, seed, target)
+
     def random_inputs(self, rng: np.random.Generator) -> list[np.ndarray]:
         if self.feeds is not None:
             return self.feeds
@@ -93,8 +97,9 @@ def reference_for(case: Case) -> str:
 
 def run_case(case: Case, samples: int = 3, seed: int = 0, target: str = "host") -> Outcome:
     """Import, compile for `target`, build, run (on the host, or in QEMU for a Cortex-M
-    target), compare (see the module docstring)."""
-    return run_model(case.model(), case.random_inputs, reference_for(case), samples, seed, target)
+    target), compare (see the module docstring). A case may run otherwise (a streaming
+    model's consecutive calls: tflite_streaming.StreamCase)."""
+    return case.run(samples, seed, target)
 
 
 def run_model(model: bytes, make_inputs, reference: str, samples: int = 3, seed: int = 0, target: str = "host",

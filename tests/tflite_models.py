@@ -23,7 +23,7 @@ import numpy as np
 import tflite
 
 _TYPES = {"float32": "FLOAT32", "float16": "FLOAT16", "int8": "INT8", "uint8": "UINT8", "int16": "INT16",
-          "int32": "INT32", "int64": "INT64", "bool": "BOOL"}
+          "int32": "INT32", "int64": "INT64", "bool": "BOOL", "resource": "RESOURCE"}
 _NUMPY = {"float32": "<f4", "float16": "<f2", "int8": "i1", "uint8": "u1", "int16": "<i2",
           "int32": "<i4", "int64": "<i8", "bool": "?"}
 
@@ -56,7 +56,10 @@ OPTIONS_TABLE = {
     "SELECT_V2": "SelectV2Options", "SHAPE": "ShapeOptions", "SLICE": "SliceOptions",
     "STRIDED_SLICE": "StridedSliceOptions", "SPLIT": "SplitOptions", "SPLIT_V": "SplitVOptions",
     "TRANSPOSE_CONV": "TransposeConvOptions", "ZEROS_LIKE": "ZerosLikeOptions", "L2_POOL_2D": "Pool2DOptions",
-    "DENSIFY": "DensifyOptions",
+    "DENSIFY": "DensifyOptions", "VAR_HANDLE": "VarHandleOptions", "CALL_ONCE": "CallOnceOptions",
+    "READ_VARIABLE": "ReadVariableOptions", "ASSIGN_VARIABLE": "AssignVariableOptions",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions", "SVDF": "SVDFOptions",
+    "IF": "IfOptions", "WHILE": "WhileOptions",
 }
 # Builtins whose first version LiteRT no longer registers.
 _VERSIONS = {"BROADCAST_TO": 2}
@@ -83,6 +86,7 @@ class TensorSpec:
     # "DENSE", "dense_size"} or {"format": "SPARSE_CSR", "segments", "indices"}]}; `data` then
     # holds only the stored values (see sparse_const).
     sparsity: dict | None = None
+    is_variable: bool = False  # state an operator keeps between calls (LSTM, SVDF)
 
 
 def sparse_const(dense: np.ndarray, dtype: str, traversal_order: Sequence[int], formats: Sequence[str],
@@ -149,58 +153,67 @@ class ModelWriter:
         self.ops.append((op, [-1 if i is None else i for i in inputs], list(outputs),
                          dict(options or {}), custom_code))
 
-    def build(self, inputs: Sequence[int], outputs: Sequence[int], external_buffers: bool = False) -> bytes:
-        """The .tflite bytes. With `external_buffers`, constant data follows the flatbuffer and
-        buffers point at it with offset/size, as converters do for models above 2 GB."""
+    def build(self, inputs: Sequence[int], outputs: Sequence[int], external_buffers: bool = False,
+              subgraphs: Sequence[tuple["ModelWriter", Sequence[int], Sequence[int]]] = ()) -> bytes:
+        """The .tflite bytes: this writer's subgraph first, then `subgraphs` (writer, inputs,
+        outputs: CALL_ONCE's initialisation subgraph, ...). With `external_buffers`, constant
+        data follows the flatbuffer and buffers point at it with offset/size, as converters do
+        for models above 2 GB."""
+        graphs = [(self, inputs, outputs), *subgraphs]
         if not external_buffers:
-            return self._serialise(inputs, outputs, None)
-        blobs = [_raw(t) for t in self.tensors if t.data is not None]
-        head = self._serialise(inputs, outputs, [(2, max(len(b), 1)) for b in blobs])
+            return self._serialise(graphs, None)
+        blobs = [_raw(t) for w, _, _ in graphs for t in w.tensors if t.data is not None]
+        head = self._serialise(graphs, [(2, max(len(b), 1)) for b in blobs])
         place, pos = [], _align(len(head), 16)
         for b in blobs:
             place.append((pos, len(b)))
             pos = _align(pos + len(b), 16)
-        model = bytearray(self._serialise(inputs, outputs, place))
+        model = bytearray(self._serialise(graphs, place))
         assert len(model) == len(head), "buffer offsets changed the flatbuffer size"
         for (offset, _), b in zip(place, blobs):
             model.extend(b"\0" * (offset - len(model)))
             model.extend(b)
         return bytes(model)
 
-    def _serialise(self, inputs, outputs, places) -> bytes:
+    @staticmethod
+    def _serialise(graphs, places) -> bytes:
         b = flatbuffers.Builder(4096)
         # Buffers: 0 is the empty sentinel, then one per constant tensor.
         buffer_of, buffers = {}, [_table(b, tflite.BufferStart, tflite.BufferEnd)]
-        for k, t in enumerate(self.tensors):
-            if t.data is None:
-                continue
-            place = places[len(buffer_of)] if places is not None else None
-            if place is None:
-                vec = _bytes_vector(b, _raw(t))
-                buffers.append(_table(b, tflite.BufferStart, tflite.BufferEnd, (tflite.BufferAddData, vec)))
-            else:
-                buffers.append(_table(b, tflite.BufferStart, tflite.BufferEnd,
-                                      (tflite.BufferAddOffset, place[0]), (tflite.BufferAddSize, place[1])))
-            buffer_of[k] = len(buffers) - 1
-        tensors = [self._tensor(b, t, k, buffer_of.get(k, 0)) for k, t in enumerate(self.tensors)]
+        for g, (w, _, _) in enumerate(graphs):
+            for k, t in enumerate(w.tensors):
+                if t.data is None:
+                    continue
+                place = places[len(buffer_of)] if places is not None else None
+                if place is None:
+                    vec = _bytes_vector(b, _raw(t))
+                    buffers.append(_table(b, tflite.BufferStart, tflite.BufferEnd, (tflite.BufferAddData, vec)))
+                else:
+                    buffers.append(_table(b, tflite.BufferStart, tflite.BufferEnd,
+                                          (tflite.BufferAddOffset, place[0]), (tflite.BufferAddSize, place[1])))
+                buffer_of[g, k] = len(buffers) - 1
         codes: list[tuple[str, str | None]] = []
-        ops = []
-        for name, ins, outs, options, custom in self.ops:
-            key = (name, custom)
-            if key not in codes:
-                codes.append(key)
-            ops.append(self._operator(b, codes.index(key), name, ins, outs, options))
-        code_tables = [self._opcode(b, name, custom) for name, custom in codes]
-        sg_tensors = _table_vector(b, tflite.SubGraphStartTensorsVector, tensors)
-        sg_inputs = _int_vector(b, tflite.SubGraphStartInputsVector, inputs)
-        sg_outputs = _int_vector(b, tflite.SubGraphStartOutputsVector, outputs)
-        sg_ops = _table_vector(b, tflite.SubGraphStartOperatorsVector, ops)
-        sg_name = b.CreateString("main")
-        subgraph = _table(b, tflite.SubGraphStart, tflite.SubGraphEnd,
-                          (tflite.SubGraphAddTensors, sg_tensors), (tflite.SubGraphAddInputs, sg_inputs),
-                          (tflite.SubGraphAddOutputs, sg_outputs), (tflite.SubGraphAddOperators, sg_ops),
-                          (tflite.SubGraphAddName, sg_name))
-        subgraphs = _table_vector(b, tflite.ModelStartSubgraphsVector, [subgraph])
+        subgraph_tables = []
+        for g, (w, inputs, outputs) in enumerate(graphs):
+            tensors = [w._tensor(b, t, k, buffer_of.get((g, k), 0)) for k, t in enumerate(w.tensors)]
+            ops = []
+            for name, ins, outs, options, custom in w.ops:
+                key = (name, custom)
+                if key not in codes:
+                    codes.append(key)
+                ops.append(w._operator(b, codes.index(key), name, ins, outs, options))
+            sg_tensors = _table_vector(b, tflite.SubGraphStartTensorsVector, tensors)
+            sg_inputs = _int_vector(b, tflite.SubGraphStartInputsVector, inputs)
+            sg_outputs = _int_vector(b, tflite.SubGraphStartOutputsVector, outputs)
+            sg_ops = _table_vector(b, tflite.SubGraphStartOperatorsVector, ops)
+            sg_name = b.CreateString("main" if g == 0 else f"subgraph_{g}")
+            subgraph_tables.append(_table(b, tflite.SubGraphStart, tflite.SubGraphEnd,
+                                          (tflite.SubGraphAddTensors, sg_tensors),
+                                          (tflite.SubGraphAddInputs, sg_inputs),
+                                          (tflite.SubGraphAddOutputs, sg_outputs),
+                                          (tflite.SubGraphAddOperators, sg_ops), (tflite.SubGraphAddName, sg_name)))
+        code_tables = [ModelWriter._opcode(b, name, custom) for name, custom in codes]
+        subgraphs = _table_vector(b, tflite.ModelStartSubgraphsVector, subgraph_tables)
         code_vec = _table_vector(b, tflite.ModelStartOperatorCodesVector, code_tables)
         buffer_vec = _table_vector(b, tflite.ModelStartBuffersVector, buffers)
         desc = b.CreateString("kiln test model")
@@ -236,6 +249,8 @@ class ModelWriter:
             fields.append((tflite.TensorAddShapeSignature, sig))
         if t.sparsity is not None:
             fields.append((tflite.TensorAddSparsity, _sparsity(b, t.sparsity)))
+        if t.is_variable:
+            fields.append((tflite.TensorAddIsVariable, True))
         return _table(b, tflite.TensorStart, tflite.TensorEnd, *fields)
 
     @staticmethod
@@ -380,6 +395,8 @@ def _options(b: flatbuffers.Builder, table: str, options: dict[str, Any]) -> int
     for key, value in options.items():
         if key in _ENUMS and isinstance(value, str):
             value = getattr(_ENUMS[key], value)
+        elif isinstance(value, str):  # a string field (VAR_HANDLE's shared_name)
+            value = b.CreateString(value)
         if isinstance(value, (list, tuple)):
             value = _int_vector(b, getattr(tflite, f"{table}Start{_camel(key)}Vector"), value)
         values[key] = value

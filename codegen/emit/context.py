@@ -51,6 +51,18 @@ class ConstDecl:
 
 
 @dataclass(frozen=True)
+class StateDecl:
+    """One variable of a streaming model in the persistent state region (codegen/lower/state.py)."""
+
+    symbol: str
+    ctype: str
+    length: int
+    variable: str  # the model's name for it, for the comment
+    lines: tuple[str, ...]  # initial values (C literal lines); () when all zero
+    zero: str  # the C literal of a zero element, for N_reset()
+
+
+@dataclass(frozen=True)
 class KernelSource:
     kernel: str
     source: str
@@ -84,3 +96,5 @@ class ModelCtx:
     run_params: tuple[str, ...] = ()  # C declarations of N_run's parameters, in order
     caller_arena: bool = False  # --arena caller: N_init(arena, size) hands the arena in
     io_in_arena: bool = False  # --io-in-arena: inputs and outputs in the arena, N_input_k() / N_output_k()
+    state: tuple[StateDecl, ...] = ()  # a streaming model's variables, kept between calls
+    state_bytes: int = 0

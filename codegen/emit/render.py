@@ -10,13 +10,14 @@ import jinja2
 import numpy as np
 
 from codegen import __version__
-from codegen.emit.context import CallCtx, ConstDecl, IOSpec, KernelSource, ModelCtx, ParamInit
+from codegen.emit.context import CallCtx, ConstDecl, IOSpec, KernelSource, ModelCtx, ParamInit, StateDecl
 from codegen.emit.literals import c_api_values, c_array_values, c_float, c_int
 from codegen.emit.weights_blob import build_blob
 from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.lower.kernel import ConstArray, ParamValue, ScratchArg, TensorArg
+from codegen.lower.state import state_values
 from codegen.kernels.select import planned_calls, template_path
 from codegen.memory import Plan
 from codegen.memory.lifetimes import scratch_name
@@ -135,13 +136,31 @@ class _Resolver:
         assert isinstance(arg, TensorArg)
         root = self.ctx.root(arg.value)
         offset = self.ctx.offset(arg.value)  # a band view: bytes into its root (0 otherwise)
-        if self.ctx.is_io(root):
-            if offset:  # the user's buffer is typed: an offset in elements
+        if self.ctx.is_io(root) or self.ctx.g.values[root].state is not None:
+            base = io_cname(self.ctx, root) if self.ctx.is_io(root) else state_symbol(self.model, self.ctx, root)
+            if offset:  # the user's buffer and a variable are typed: an offset in elements
                 v = self.ctx.g.values[root]
-                return f"({io_cname(self.ctx, root)} + {offset * v.size // v.nbytes})"
-            return io_cname(self.ctx, root)
+                return f"({base} + {offset * v.size // v.nbytes})"
+            return base
         ctype = C_TYPES[self.ctx.g.values[arg.value].dtype]
         return f"({ctype} *)(void *)&{self.arena}[{self.plan.offsets[root] + offset}]"
+
+
+def state_symbol(model: str, ctx: LowerContext, name: str) -> str:
+    """C name of a variable's array in the persistent state region."""
+    return f"{model}_var_{state_values(ctx.g).index(name)}"
+
+
+def _state_decls(ctx: LowerContext, model: str) -> tuple[StateDecl, ...]:
+    decls = []
+    for name in state_values(ctx.g):
+        v = ctx.g.values[name]
+        init = np.asarray(v.state.init).reshape(-1)
+        decls.append(StateDecl(state_symbol(model, ctx, name), C_TYPES[v.dtype], max(v.size, 1),
+                               v.state.variable.replace("*/", "* /").replace("/*", "/ *"),
+                               tuple(c_array_values(init, v.dtype)) if np.any(init) else (),
+                               c_array_values(np.zeros(1, init.dtype), v.dtype)[0]))
+    return tuple(decls)
 
 
 def _runtime_closure(headers: set[str]) -> list[str]:
@@ -207,7 +226,9 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
         caller_arena=arena == "caller",
         io_in_arena=io_in_arena,
     )
-    model = replace(model, bounded=tuple(io for io in model.outputs if io.length_axis is not None))
+    model = replace(model, bounded=tuple(io for io in model.outputs if io.length_axis is not None),
+                    state=_state_decls(ctx, name),
+                    state_bytes=sum(ctx.g.values[n].nbytes for n in state_values(ctx.g)))
     model = replace(model, run_params=_run_params(model))
     # parameters no call touches: inputs the model does not read, outputs with no elements
     model = replace(model, unused_inputs=tuple(io.cname for io in model.inputs + model.outputs

@@ -110,6 +110,15 @@ class Quant:
         return self.zero_point[0]
 
 
+@dataclass(frozen=True, eq=False)
+class StateVar:
+    """A resource variable that persists between calls (TFLite VAR_HANDLE)."""
+
+    variable: str  # the model's name for it (TFLite's shared_name)
+    init: np.ndarray  # its value before the first call and after N_reset()
+    output: str | None  # the graph output holding its value for the next call; None: unchanged
+
+
 @dataclass
 class Value:
     """A tensor of the graph: an input, an activation, an output or a constant (`data` set)."""
@@ -122,6 +131,9 @@ class Value:
     # A graph input the build is specialised to (`--specialize`): the graph reads this value as
     # a constant, and the generated code refuses any other (codegen.emit.guards).
     specialized: np.ndarray | None = field(default=None, repr=False)
+    # A streaming model's variable as it stands when a call starts: a graph input while the
+    # passes run, kept in the persistent state region by the generated code (codegen/lower/state.py).
+    state: "StateVar | None" = field(default=None, repr=False)
 
     @property
     def is_const(self) -> bool:

@@ -23,6 +23,8 @@ def verify_graph(g: Graph) -> None:
         if g.values[name].is_const:
             raise KilnError("graph input is also a constant", node=name)
         defined.add(name)
+    # a streaming model's variables, once lowering takes them out of the inputs (codegen/lower/state.py)
+    defined.update(name for name, v in g.values.items() if v.state is not None)
     for v in g.constants():
         if v.data.shape != v.shape or str(v.data.dtype) != str(np.dtype(np.bool_ if v.dtype == "bool" else v.dtype)):
             raise KilnError(f"constant data {v.data.dtype}{list(v.data.shape)} disagrees with its "

@@ -16,12 +16,13 @@ def scratch_name(call_index: int, arg_index: int) -> str:
 def arena_buffers(ctx: LowerContext, io_in_arena: bool = False) -> list[Buffer]:
     """One buffer per stored activation (aliases merged into their root) and per scratch arg.
 
-    Constants live in flash, never in the arena. Graph inputs and outputs live in the caller's
-    buffers, unless `io_in_arena` (--io-in-arena): then an input is a buffer from step -1 (the
-    caller writes it before the first call) to its last reader, an output from the call that
-    writes it to step len(calls) (the caller reads it after the last call), so that the
-    planner reuses an input's bytes once it is read. A buffer is live from the first call that
-    writes it to the last that reads it.
+    Constants live in flash and a streaming model's variables in the persistent state region,
+    never in the arena. Graph inputs and outputs live in the caller's buffers, unless
+    `io_in_arena` (--io-in-arena): then an input is a buffer from step -1 (the caller writes it
+    before the first call) to its last reader, an output from the call that writes it to step
+    len(calls) (the caller reads it after the last call), so that the planner reuses an input's
+    bytes once it is read. A buffer is live from the first call that writes it to the last that
+    reads it.
     """
     g = ctx.g
     first: dict[str, int] = {}
@@ -49,8 +50,9 @@ def arena_buffers(ctx: LowerContext, io_in_arena: bool = False) -> list[Buffer]:
             last[name] = len(ctx.calls)
     buffers = []
     for root, start in first.items():
-        if (ctx.is_io(root) and not io_in_arena) or g.values[root].is_const:
-            continue
+        v = g.values[root]
+        if (ctx.is_io(root) and not io_in_arena) or v.is_const or v.state is not None:
+            continue  # the caller's, flash, or a variable's persistent state
         buffers.append(Buffer(root, value_bytes(ctx, root), start, last[root], align))
     return sorted(buffers + scratch, key=lambda b: (b.first, b.name))
 

@@ -304,11 +304,16 @@ def memory_svg(plan: Plan, buffers: list[Buffer], name: str, steps: tuple[StepIn
     return _ENV.get_template("memory_report.svg.j2").render(c=svg_context(plan, buffers, name, steps, code_bytes))
 
 
-def memory_markdown(plan: Plan, buffers: list[Buffer], name: str, svg_file: str | None = None) -> str:
-    """The figures and the table of buffers, with the picture linked when there is one."""
+def memory_markdown(plan: Plan, buffers: list[Buffer], name: str, svg_file: str | None = None,
+                    state_bytes: int = 0) -> str:
+    """The figures and the table of buffers, with the picture linked when there is one
+    (`state_bytes`: a streaming model's variables, kept beside the arena)."""
     f = figures(plan, buffers)
     lines = [f"# Memory plan of {name}", "",
-             f"- arena: {f['arena']} B",
+             f"- arena: {f['arena']} B"]
+    if state_bytes:
+        lines.append(f"- persistent state (the model's variables, beside the arena): {state_bytes} B")
+    lines += [
              f"- lower bound (largest live total): {f['lower_bound']} B"]
     if plan.alias_bound is not None:
         lines.append(f"- lower bound with the declared in-place reuse: {plan.alias_bound} B")

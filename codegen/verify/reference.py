@@ -98,7 +98,8 @@ def run_tflite_micro(model: Path, samples: list[dict[str, np.ndarray]]) -> list[
             interp.set_input(np.asarray(s[n]).reshape(d["shape"]).astype(d["dtype"]), k)
         interp.invoke()
         results.append({n: np.array(interp.get_output(k)) for k, n in enumerate(out_names)})
-        interp.reset()
+    # No reset between samples: a streaming model's variables carry over from one call to the
+    # next, as they do when the generated code runs the samples one after the other.
     return results
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 
-from bench.tflite_builtins import NEEDS_KERNEL, pairs
+from bench.tflite_builtins import NEEDS_KERNEL, NONE, pairs
 from codegen.errors import KilnError
 from codegen.frontends.tflite import CONVERTERS, load_bytes
 from tflite_case_table import cases_for
@@ -30,7 +30,13 @@ REFUSED = {
     "MAX_POOL_2D": "int16", "MEAN": "int16", "MUL": "int16", "PRELU": "int8 int16", "QUANTIZE": "int8 int16 uint8",
     "RESIZE_BILINEAR": "int8", "RSQRT": "int8", "SOFTMAX": "int16", "SQUARED_DIFFERENCE": "int8 int16",
     "SUB": "int16", "SUM": "int8 int16", "TANH": "int16", "TRANSPOSE_CONV": "int8 int16",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "int16",
 }
+
+
+# Builtins whose cases keep state between calls (tflite_streaming.StreamCase): run alone, in
+# tests/frontends/test_tflite_streaming.py and test_tflite_recurrent.py.
+STATEFUL = ("UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF")
 
 
 def _refused(op: str, dtype: str) -> bool:
@@ -42,7 +48,7 @@ def _pairs_by_dtype(per_model: int = 6) -> dict[str, list]:
     independent operators multiply the orders the memory scheduler weighs)."""
     by_type: dict[str, list] = {}
     for op, dtype in pairs():
-        if op not in NEEDS_KERNEL and not _refused(op, dtype):
+        if op not in NEEDS_KERNEL and not _refused(op, dtype) and dtype != NONE and op not in STATEFUL:
             by_type.setdefault(dtype, []).append(cases_for(op, dtype)[0])
     return {f"{dtype}-{k // per_model}": cases[k:k + per_model]
             for dtype, cases in by_type.items() for k in range(0, len(cases), per_model)}

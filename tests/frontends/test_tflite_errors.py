@@ -240,9 +240,9 @@ def test_duplicate_and_empty_tensor_names_are_made_unique():
 def _model_with_unsupported_ops() -> bytes:
     w = ModelWriter()
     x = w.tensor(f32((1, 4), name="x"))
-    hs, cu, act, ok = (w.tensor(f32((1, 4), name=n)) for n in ("svdf", "custom", "act", "ok"))
+    hs, cu, act, ok = (w.tensor(f32((1, 4), name=n)) for n in ("rnn", "custom", "act", "ok"))
     cat = w.tensor(f32((1, 8), name="cat"))
-    w.op("SVDF", [x], [hs])
+    w.op("RNN", [x], [hs])  # a builtin TFLite Micro does not register: no converter
     w.op("CUSTOM", [hs], [cu], custom_code="MyCustomOp")
     w.op("ADD", [cu, x], [act], {"fused_activation_function": "TANH"})
     w.op("RELU", [act], [ok])
@@ -253,14 +253,14 @@ def _model_with_unsupported_ops() -> bytes:
 def test_unsupported_operators_are_all_listed():
     with pytest.raises(UnsupportedOpsError) as info:
         load_bytes(_model_with_unsupported_ops())
-    assert info.value.unsupported == [("SVDF", "svdf"), ("MyCustomOp", "custom")]
-    assert "2 unsupported operator(s): SVDF (node 'svdf'), MyCustomOp (node 'custom')" in str(info.value)
+    assert info.value.unsupported == [("RNN", "rnn"), ("MyCustomOp", "custom")]
+    assert "2 unsupported operator(s): RNN (node 'rnn'), MyCustomOp (node 'custom')" in str(info.value)
 
 
 def test_scan_reports_every_operator_without_raising():
     ops = scan_bytes(_model_with_unsupported_ops())
     assert [(o.op_type, o.node, o.supported) for o in ops] == [
-        ("SVDF", "svdf", False), ("MyCustomOp", "custom", False), ("ADD", "act", False),
+        ("RNN", "rnn", False), ("MyCustomOp", "custom", False), ("ADD", "act", False),
         ("RELU", "ok", True), ("CONCATENATION", "cat", False)]
     assert ops[0].reason == "no Kiln conversion for this TFLite builtin"
     assert ops[1].reason == "custom operator"

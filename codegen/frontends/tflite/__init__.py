@@ -2,8 +2,9 @@
 
 reader.py decodes and checks the file (sparse.py densifies sparse constants), importer.py
 orders the operators and drives the conversion, ops.py holds one converter per builtin with
-the families ops_elementwise.py, ops_reduce.py, ops_shape.py and ops_spatial.py (compose.py:
-helpers for converters that emit a chain of Kiln ops). Node names are the names of the
+the families ops_control.py (IF, WHILE), ops_elementwise.py, ops_recurrent.py, ops_reduce.py,
+ops_shape.py, ops_spatial.py, ops_update.py and ops_state.py (resource variables of streaming models; compose.py: helpers for converters that emit a chain
+of Kiln ops). Node names are the names of the
 operators' first output tensors (TFLite operators have none of their own).
 """
 
@@ -15,13 +16,16 @@ from pathlib import Path
 from codegen import limits
 from codegen.errors import KilnError, UnsupportedOpsError
 from codegen.frontends import SourceOp
-from codegen.frontends.tflite import ops, ops_elementwise, ops_reduce, ops_shape, ops_spatial  # noqa: F401 (they register)
+from codegen.frontends.tflite import (ops, ops_control, ops_elementwise, ops_recurrent,  # noqa: F401 (they register)
+                                      ops_reduce, ops_shape, ops_spatial, ops_update)
+from codegen.frontends.tflite.ops_state import finish_variables
 from codegen.frontends.tflite.converter import CONVERTERS
 from codegen.frontends.tflite.importer import Importer, execution_order, op_label
 from codegen.frontends.tflite.reader import read_model
 from codegen.frontends.tflite.sparse import fold_densify
 from codegen.frontends.tflite.validate import validate
 from codegen.ir.graph import Graph
+from codegen.ir.verifier import verify_graph
 from codegen.ops.registry import get_op
 
 __all__ = ["CONVERTERS", "load", "load_bytes", "scan", "scan_bytes"]
@@ -48,7 +52,11 @@ def load_bytes(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
         raise UnsupportedOpsError(unsupported)
     validate(model, imp.names)  # types, shapes, quantization each operator accepts (validate.py)
     imp.convert_all(order, CONVERTERS)
+    state_outputs = finish_variables(imp)  # a streaming model's variables (ops_state.py)
     g = imp.finish()
+    if state_outputs:
+        g.outputs.extend(state_outputs)
+        verify_graph(g)
     limits.check_graph(g)
     return g
 

@@ -51,7 +51,8 @@ def op_label(op: OperatorInfo, names: list[str]) -> str:
 def execution_order(model: ModelInfo, names: list[str]) -> list[int]:
     """Operator indices in a valid order (file order where possible); KilnError on broken dataflow."""
     tensors = model.tensors
-    available = set(model.inputs) | {t.index for t in tensors if t.data is not None}
+    # graph inputs, constants and variable tensors (state an operator keeps: ops_state.py)
+    available = set(model.inputs) | {t.index for t in tensors if t.data is not None or t.variable}
     producer: dict[int, int] = {}
     for op in model.operators:
         for o in op.outputs:
@@ -121,6 +122,7 @@ class Importer:
         self.resized = False                # some -1 dimension got a user-given size
         self.failures: list[Failure] = []
         self.nodes_of: dict[int, list] = {}  # operator index -> Kiln nodes it produced
+        self.variables = None  # resource variables (ops_state.Variables), from the first VAR_HANDLE
         self._bind_inputs(input_shapes)
 
     # -- graph inputs -------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Decode a .tflite flatbuffer into plain, checked Python data (subgraph 0 only).
+"""Decode a .tflite flatbuffer into plain, checked Python data: subgraph 0, and the other
+subgraphs (CALL_ONCE's initialisation subgraph, control flow bodies) in `ModelInfo.subgraphs`.
 
 The generated `tflite` readers trust the file: an index or offset out of range reads garbage
 or raises struct/numpy errors deep inside flatbuffers. Everything is therefore read here,
@@ -14,7 +15,7 @@ import inspect
 import re
 import struct
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Iterator
 
@@ -59,6 +60,7 @@ class TensorInfo:
     quant: Quant | None
     data: np.ndarray | None = field(default=None, repr=False)  # constant contents
     sparse: bool = False
+    variable: bool = False  # is_variable: state an operator keeps between calls (LSTM, SVDF)
 
     @property
     def dynamic_dims(self) -> tuple[int, ...]:
@@ -88,6 +90,8 @@ class ModelInfo:
     operators: tuple[OperatorInfo, ...]
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
+    # Every subgraph by index (entry 0: this one), or the KilnError that reading it gave.
+    subgraphs: tuple["ModelInfo | KilnError", ...] = field(default=(), repr=False)
 
 
 class _Budget:
@@ -134,20 +138,35 @@ def read_model(data: bytes) -> ModelInfo:
     if n_subgraphs < 1:
         raise KilnError("the TFLite model has no subgraph")
     codes = [_read_opcode(model, i) for i in range(n_codes)]
-    with _reading("subgraph 0"):
-        sg = model.Subgraphs(0)
+    buffers = _BufferReader(model, data, n_buffers, budget)
+    main = ModelInfo(version, description, *_read_subgraph(model, 0, codes, buffers, budget))
+    others = []
+    for k in range(1, n_subgraphs):
+        # Only an operator that runs subgraph k needs it: a subgraph Kiln cannot read is an
+        # error of that operator (codegen/frontends/tflite/ops_state.py), not of the model.
+        try:
+            others.append(ModelInfo(version, description, *_read_subgraph(model, k, codes, buffers, budget)))
+        except KilnError as err:
+            others.append(err)
+    return replace(main, subgraphs=(main, *others))
+
+
+def _read_subgraph(model, k: int, codes, buffers: "_BufferReader", budget: _Budget):
+    """Tensors, operators, inputs and outputs of subgraph `k`, checked."""
+    with _reading(f"subgraph {k}"):
+        sg = model.Subgraphs(k)
         n_tensors = _length(sg.TensorsLength(), budget, "the tensor list")
         n_ops = _length(sg.OperatorsLength(), budget, "the operator list")
         inputs = _int_vector(sg.InputsAsNumpy, sg.InputsLength(), budget, "the subgraph inputs")
         outputs = _int_vector(sg.OutputsAsNumpy, sg.OutputsLength(), budget, "the subgraph outputs")
-    buffers = _BufferReader(model, data, n_buffers, budget)
     tensors = tuple(_read_tensor(sg, i, buffers, budget) for i in range(n_tensors))
     operators = tuple(_read_operator(sg, i, codes, n_tensors, budget) for i in range(n_ops))
+    where = "subgraph" if k == 0 else f"subgraph {k}"
     for kind, indices in (("input", inputs), ("output", outputs)):
         for t in indices:
             if not 0 <= t < n_tensors:
-                raise KilnError(f"subgraph {kind} refers to tensor {t}, but there are only {n_tensors} tensors")
-    return ModelInfo(version, description, tensors, operators, inputs, outputs)
+                raise KilnError(f"{where} {kind} refers to tensor {t}, but there are only {n_tensors} tensors")
+    return tensors, operators, inputs, outputs
 
 
 def _text(raw: bytes | None) -> str:
@@ -226,6 +245,7 @@ def _read_tensor(sg, i: int, buffers: _BufferReader, budget: _Budget) -> TensorI
                                  f"the shape signature of tensor '{label}'")
                      if not t.ShapeSignatureIsNone() else None)
         buffer_index = int(t.Buffer())
+        is_variable = bool(t.IsVariable())
         sparsity = t.Sparsity()
         sparsity = read_sparsity(sparsity, budget.charge, label) if sparsity is not None else None
         qp = t.Quantization()
@@ -261,7 +281,8 @@ def _read_tensor(sg, i: int, buffers: _BufferReader, budget: _Budget) -> TensorI
                             f"{list(shape)} needs {count * itemsize}", node=label)
         else:
             data = np.frombuffer(raw, dtype=np_type).reshape(shape).astype(np.dtype(np_type).newbyteorder("="))
-    return TensorInfo(i, name, type_name, dtype, shape, signature, quant, data, sparsity is not None and data is None)
+    return TensorInfo(i, name, type_name, dtype, shape, signature, quant, data, sparsity is not None and data is None,
+                      is_variable)
 
 
 def _read_quant_fields(qp, budget: _Budget, label: str):
@@ -355,6 +376,8 @@ def _read_options(options_type: str, table, budget: _Budget, what: str) -> dict[
             value = getattr(obj, name)()
             if isinstance(value, (bool, int, float)):
                 out[name] = value
+            elif isinstance(value, bytes):  # a string field (VAR_HANDLE's shared_name)
+                out[name] = _text(value)
     return out
 
 

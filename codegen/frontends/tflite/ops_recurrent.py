@@ -1,0 +1,150 @@
+"""Recurrent builtins: UNIDIRECTIONAL_SEQUENCE_LSTM onto Kiln's LSTM op (float32) or IntegerLSTM
+(int8 with int16 cell state, as TFLite Micro), SVDF onto Kiln's SVDF op (float32, int8 with
+int16 state).
+
+TFLite keeps the LSTM's output and cell state in variable tensors (inputs 18 and 19) that the
+kernel updates in place, so TFLite Micro carries them from one Invoke() to the next: the
+converter reads them as variables and assigns the last step's state back (ops_state.py), and
+the generated code keeps them in its persistent state region. SVDF's state (input 4) is kept
+the same way.
+
+TFLite's weights are one matrix per gate (input, forget, cell, output); Kiln's LSTM takes
+ONNX's layout, the gates stacked in the order input, output, forget, cell, the sequence first;
+IntegerLSTM keeps TFLite's order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen.frontends.tflite import compose
+from codegen.frontends.tflite.converter import check_rank, converts
+from codegen.frontends.tflite.importer import OpContext
+from codegen.frontends.tflite.ops_state import assign_tensor_variable, read_tensor_variable
+from codegen.ir.types import Quant
+
+TANH = 4  # tflite.ActivationFunctionType
+# TFLite input positions per gate, in Kiln's (ONNX) gate order i, o, f, c.
+_INPUT_WEIGHTS, _RECURRENT_WEIGHTS, _BIASES = (1, 4, 2, 3), (5, 8, 6, 7), (12, 15, 13, 14)
+_PEEPHOLES = (9, 11, 10)  # cell_to_input, cell_to_output, cell_to_forget (Kiln's pi, po, pf)
+_PROJECTION_AND_NORM = (16, 17, 20, 21, 22, 23)
+
+
+@converts("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs=(1, 24))  # 20..24, most optional: _check_supported
+def unidirectional_sequence_lstm(ctx: OpContext) -> None:
+    o = ctx.options("UnidirectionalSequenceLSTMOptions")
+    x_shape = check_rank(ctx, 0, 3, "the input")
+    _check_supported(ctx, o)
+    time_major = bool(o["TimeMajor"])
+    seq, batch = (x_shape[0], x_shape[1]) if time_major else (x_shape[1], x_shape[0])
+    x = ctx.input(0) if time_major else compose.step(ctx, "Transpose", [ctx.input(0)], "time_major",
+                                                     quant=ctx.tensor(0).quant, perm=(1, 0, 2))
+    if ctx.tensor(0).type_name == "INT8":
+        y, h, c = _integer_lstm(ctx, x, batch, float(o["CellClip"]))
+    else:
+        y, h, c = _float_lstm(ctx, x, batch)
+    hidden = ctx.shape(_INPUT_WEIGHTS[0])[0]
+    assign_tensor_variable(ctx, 18, compose.step(ctx, "Reshape", [h], "h", shape=ctx.tensor(18).shape,
+                                                 quant=ctx.tensor(18).quant))
+    assign_tensor_variable(ctx, 19, compose.step(ctx, "Reshape", [c], "c", shape=ctx.tensor(19).shape,
+                                                 quant=ctx.tensor(19).quant))
+    steps = (seq, batch, hidden)
+    if time_major:
+        ctx.emit("Reshape", [y], shape=steps)
+        return
+    y = compose.step(ctx, "Reshape", [y], "steps", shape=steps, quant=ctx.out_tensor().quant)
+    ctx.emit("Transpose", [y], perm=(1, 0, 2))
+
+
+def _float_lstm(ctx: OpContext, x: str, batch: int) -> tuple[str, str, str]:
+    """Kiln's LSTM (ONNX layout: gates i, o, f, c stacked, Wb + Rb biases, peepholes)."""
+    hidden = ctx.shape(_INPUT_WEIGHTS[0])[0]
+    w = np.concatenate([_float_const(ctx, k, "input weights") for k in _INPUT_WEIGHTS])[None]
+    r = np.concatenate([_float_const(ctx, k, "recurrent weights") for k in _RECURRENT_WEIGHTS])[None]
+    bias = np.concatenate([_float_const(ctx, k, "gate bias") for k in _BIASES] + [np.zeros(4 * hidden, np.float32)])
+    peep = np.concatenate([_float_const(ctx, k, "peephole") if ctx.tensor(k) is not None
+                           else np.zeros(hidden, np.float32) for k in _PEEPHOLES])[None]
+    state_shape = (1, batch, hidden)
+    h0 = compose.step(ctx, "Reshape", [read_tensor_variable(ctx, 18)], "h0", shape=state_shape)
+    c0 = compose.step(ctx, "Reshape", [read_tensor_variable(ctx, 19)], "c0", shape=state_shape)
+    y, h, c = compose.step(ctx, "LSTM", [x, compose.constant(ctx, "w", w), compose.constant(ctx, "r", r),
+                                         compose.constant(ctx, "b", bias[None]), h0, c0,
+                                         compose.constant(ctx, "peephole", peep)],
+                           "cell", hidden_size=hidden)
+    return y, h, c
+
+
+def _integer_lstm(ctx: OpContext, x: str, batch: int, cell_clip: float) -> tuple[str, str, str]:
+    """TFLite Micro's integer LSTM (IntegerLSTM: gates i, f, c, o; one scale per gate)."""
+    if any(ctx.tensor(k) is not None for k in _PEEPHOLES):
+        raise ctx.error("peepholes are not supported on int8 (TFLite Micro refuses them too)")
+    hidden = ctx.shape(1)[0]
+    gates = (1, 2, 3, 4)  # TFLite's input, forget, cell, output
+    w = _gate_stack(ctx, gates, "input weights", "int8")
+    r = _gate_stack(ctx, tuple(k + 4 for k in gates), "recurrent weights", "int8")
+    bias = compose.constant(ctx, "bias", np.stack([ctx.const(k, "gate bias") for k in (12, 13, 14, 15)])
+                            .astype(np.int32))
+    h0 = compose.step(ctx, "Reshape", [read_tensor_variable(ctx, 18)], "h0", shape=(batch, hidden),
+                      quant=ctx.tensor(18).quant)
+    c0 = compose.step(ctx, "Reshape", [read_tensor_variable(ctx, 19)], "c0", shape=(batch, hidden),
+                      quant=ctx.tensor(19).quant)
+    return compose.step(ctx, "IntegerLSTM", [x, w, r, bias, h0, c0], "cell", cell_clip=cell_clip,
+                        quant=[ctx.out_tensor().quant, ctx.tensor(18).quant, ctx.tensor(19).quant])
+
+
+def _gate_stack(ctx: OpContext, inputs: tuple[int, ...], what: str, dtype: str) -> str:
+    """The four gates' matrices as one [4, rows, cols] constant, one scale per gate."""
+    tensors = [ctx.tensor(k) for k in inputs]
+    if any(t.dtype != dtype or t.data is None or t.quant is None or t.quant.per_channel for t in tensors):
+        raise ctx.error(f"{what} must be {dtype} constants with one scale each")
+    scales = [t.quant.s for t in tensors]
+    return compose.constant(ctx, what.replace(" ", "_"), np.stack([t.data for t in tensors]),
+                            quant=Quant.of(scales, 0, 0))
+
+
+def _check_supported(ctx: OpContext, o: dict) -> None:
+    if len(ctx.op.inputs) < 20:
+        raise ctx.error(f"takes 20..24 inputs, the model gives {len(ctx.op.inputs)}")
+    missing = [k for k in (0, 2, 3, 4, 6, 7, 8, 13, 14, 15, 18, 19) if ctx.tensor(k) is None]
+    if missing:
+        raise ctx.error(f"required input {missing[0]} is absent")
+    dtype = ctx.tensor(0).type_name
+    if dtype not in ("FLOAT32", "INT8"):
+        raise ctx.error(f"{dtype.lower()} is not supported: TFLite Micro's 16-bit-activation LSTM (int64 "
+                        "biases) needs a kernel")
+    if dtype == "INT8" and ctx.tensor(19).type_name != "INT16":
+        raise ctx.error(f"an int8 LSTM needs an int16 cell state, the model has {ctx.tensor(19).type_name.lower()}")
+    if o["FusedActivationFunction"] != TANH:
+        raise ctx.error(f"fused activation {o['FusedActivationFunction']} is not supported (TANH only)")
+    if o["ProjClip"] or (o["CellClip"] and dtype == "FLOAT32"):
+        raise ctx.error("cell_clip / proj_clip are not supported")
+    if ctx.tensor(_INPUT_WEIGHTS[0]) is None or ctx.tensor(_RECURRENT_WEIGHTS[0]) is None:
+        raise ctx.error("CIFG (no input gate) is not supported")
+    present = [k for k in _PROJECTION_AND_NORM if ctx.tensor(k) is not None]
+    if present:
+        raise ctx.error(f"projection and layer normalisation (inputs {present}) are not supported")
+
+
+def _float_const(ctx: OpContext, k: int, what: str) -> np.ndarray:
+    data = ctx.const(k, what)
+    if data.dtype != np.float32:
+        raise ctx.error(f"{what} (input {k}) are {data.dtype}: hybrid LSTM weights are not supported")
+    return data
+
+
+@converts("SVDF", inputs=(1, 5))  # input 3 (bias) is optional
+def svdf(ctx: OpContext) -> None:
+    o = ctx.options("SVDFOptions")
+    missing = [k for k in (0, 1, 2, 4) if ctx.tensor(k) is None]
+    if len(ctx.op.inputs) != 5 or missing:
+        raise ctx.error("takes 5 inputs (input, weights_feature, weights_time, bias or -1, state)")
+    state = read_tensor_variable(ctx, 4)
+    # TFLite Micro's integer kernel applies no activation: neither does Kiln's
+    activation = ctx.activation(o) if ctx.tensor(0).type_name == "FLOAT32" else "none"
+    out = ctx.op.outputs[0]
+    y, nxt = ctx.imp.b.node("SVDF", [ctx.input(k) for k in range(4)] + [state], name=ctx.name,
+                            outputs=[ctx.imp.names[out], f"{ctx.name}_state"],
+                            quant=[ctx.out_tensor().quant, ctx.tensor(4).quant], origin=(ctx.name,),
+                            rank=int(o["Rank"]), activation=activation)
+    ctx.imp.defined[out] = y
+    assign_tensor_variable(ctx, 4, nxt)
