@@ -367,11 +367,8 @@ def _build_board_project(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    import numpy as np
-
     from codegen.compiler import compile_model
-    from codegen.lower.context import c_identifier
-    from codegen.verify.run import load_inputs, run_on_target
+    from codegen.verify.run import load_inputs, run_on_target, save_outputs
 
     options = _options(args)
     if args.variant or args.max_shape:
@@ -381,14 +378,7 @@ def _cmd_run(args) -> int:
     build = compile_model(args.model, options)
     sample = load_inputs(build, args.input)
     (outputs,) = run_on_target(build, options, [sample])
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    inputs = {p.resolve() for p in [args.model, *args.input]}
-    for io in build.manifest["outputs"]:
-        path = args.output_dir / f"{c_identifier(io['name'])}.npy"
-        if path.resolve() in inputs:
-            raise KilnError(f"output '{path}' would overwrite an input of this run: give another --output-dir")
-        np.save(path, outputs[io["name"]])
-        print(f"kiln: {io['name']} -> {path}")
+    save_outputs(build.manifest, outputs, args.output_dir, [args.model, *args.input])
     return 0
 
 

@@ -135,9 +135,8 @@ def select_member(lib: Library, arrays: list[np.ndarray]) -> BuildResult:
 
 
 def cmd_run(args, options: CompileOptions) -> int:
-    from codegen.lower.context import c_identifier
     from codegen.verify.npy_file import read_npy
-    from codegen.verify.run import load_inputs, run_on_target
+    from codegen.verify.run import load_inputs, run_on_target, save_outputs
 
     _one_kind(args, 1)
     if args.max_shape:
@@ -147,15 +146,8 @@ def cmd_run(args, options: CompileOptions) -> int:
         lib = compile_variants(args.model, options, parse_variants(args.variant, args.model))
         view = select_member(lib, [read_npy(p) for p in args.input])
         (outputs,) = run_on_target(view, options, [load_inputs(view, args.input)])
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    inputs = {p.resolve() for p in [args.model, *args.input]}
     print(f"kiln: ran {view.name}")
-    for io in view.manifest["outputs"]:
-        path = args.output_dir / f"{c_identifier(io['name'])}.npy"
-        if path.resolve() in inputs:
-            raise KilnError(f"output '{path}' would overwrite an input of this run: give another --output-dir")
-        np.save(path, outputs[io["name"]])
-        print(f"kiln: {io['name']} -> {path}")
+    save_outputs(view.manifest, outputs, args.output_dir, [args.model, *args.input])
     return 0
 
 

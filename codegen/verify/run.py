@@ -109,3 +109,17 @@ def load_inputs(build: BuildResult, paths: list[Path]) -> dict[str, np.ndarray]:
                             where=str(path))
         sample[io["name"]] = arr.reshape(io["shape"])
     return sample
+
+
+def save_outputs(manifest: dict, outputs: dict[str, np.ndarray], output_dir: Path, read: list[Path]) -> None:
+    """`kiln run`: each output as output_dir/<C name>.npy, never over a file the run read."""
+    from codegen.lower.context import c_identifier
+
+    output_dir.mkdir(parents=True, exist_ok=True)
+    inputs = {p.resolve() for p in read}
+    for io in manifest["outputs"]:
+        path = output_dir / f"{c_identifier(io['name'])}.npy"
+        if path.resolve() in inputs:
+            raise KilnError(f"output '{path}' would overwrite an input of this run: give another --output-dir")
+        np.save(path, outputs[io["name"]])
+        print(f"kiln: {io['name']} -> {path}")
