@@ -98,7 +98,7 @@ def _lower(g: Graph, options: CompileOptions) -> LowerContext:
     the limits; patch bands become views, not copies. The specs that pack parameters check
     them before packing (codegen/kernels/linear.py)."""
     lowered = apply_band_views(lower_graph(detach_state(g), options.target, options.optimize,
-                                           frozenset(options.reference_kernels)))
+                                           frozenset(options.reference_kernels), options.compact_kernels))
     check_lowered(lowered)
     return lowered
 
@@ -174,7 +174,7 @@ def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> Buil
                         f"{s.ram_bytes - options.ram_limit} B over")
     c = found.chosen.config
     chosen = replace(options, reference_kernels=c.reference, patch_stage=c.patch_stage, io_in_arena=c.io_in_arena,
-                     ram_limit=None)
+                     compact_kernels=c.compact, ram_limit=None)
     result = compile_graph(g, chosen, optimised=optimised, **naming)
     result.fit, result.fit_baseline = found, found.trials[0]
     result.manifest["ram_fit"] = found.manifest()
@@ -185,25 +185,27 @@ def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> Buil
 def ram_trials(g: Graph, optimised: Graph, options: CompileOptions):
     """One `fit.Trial` per configuration, the build as asked first, planned with greedy (fast),
     and the function that plans one again with the build's planner (never worse than greedy)."""
-    base = replace(options, ram_limit=None, reference_kernels=())
+    base = replace(options, ram_limit=None, reference_kernels=(), compact_kernels=False)
     fused = {p: _fuse(g, optimised, replace(base, patch_stage=p))[1:] for p in {options.patch_stage, True}}
     lowered: dict[tuple, LowerContext] = {}
 
-    def lower(patch: bool, reference: tuple[str, ...]) -> LowerContext:
-        if (patch, reference) not in lowered:
-            lowered[patch, reference] = _lower(fused[patch][0], replace(base, reference_kernels=reference))
-        return lowered[patch, reference]
+    def lower(patch: bool, reference: tuple[str, ...], compact: bool = False) -> LowerContext:
+        if (patch, reference, compact) not in lowered:
+            lowered[patch, reference, compact] = _lower(fused[patch][0], replace(base, reference_kernels=reference,
+                                                                                 compact_kernels=compact))
+        return lowered[patch, reference, compact]
 
     asked = lower(options.patch_stage, ())
     everything = lower(options.patch_stage, tuple(sorted({fit.request_stem(c) for c in asked.calls})))
     stems = fit.inplace_stems(asked.calls, everything.calls)
     patch = not options.patch_stage and fused[True][1] is not None
-    configs = [c for c in fit.configs(stems, patch, io=not options.io_fixed)
+    compact = fit.scratch_of(lower(options.patch_stage, (), True).calls) != fit.scratch_of(asked.calls)
+    configs = [c for c in fit.configs(stems, patch, io=not options.io_fixed, compact=compact)
                if (c.io_in_arena or not options.io_in_arena) and (c.patch_stage or not options.patch_stage)]
     planner = "linear" if options.planner == "linear" else "greedy"
 
     def trial(c: fit.Config, how: str) -> fit.Trial:
-        ctx = lower(c.patch_stage or options.patch_stage, c.reference)
+        ctx = lower(c.patch_stage or options.patch_stage, c.reference, c.compact)
         buffers = arena_buffers(ctx, c.io_in_arena)
         plan = plan_memory(buffers, how, options.time_limit_s, arena_aliases(ctx, buffers))
         io = 0 if c.io_in_arena else io_bytes(ctx)

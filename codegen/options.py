@@ -31,5 +31,8 @@ class CompileOptions:
     # kernel stems computed by the reference variant whatever the target has, for their in-place
     # forms (chosen by --ram-limit's search, codegen/memory/fit.py)
     reference_kernels: tuple[str, ...] = ()
+    # the target's kernels without the paths that buy speed with extra scratch (the DSP depthwise
+    # ring of int16 rows): chosen by --ram-limit's search when that is what makes a build fit
+    compact_kernels: bool = False
     io_in_arena: bool = False
     io_fixed: bool = False  # --ram-limit may not move the I/O (a --board project's main passes its own buffers)  # inputs and outputs planned inside the arena (N_input_k() / N_output_k())

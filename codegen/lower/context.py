@@ -27,6 +27,7 @@ class LowerContext:
         self.target = target
         self.optimize = optimize  # --optimize: speed, size or ram
         self.reference_stems: frozenset[str] = frozenset()  # kernels run by their reference variant (--ram-limit)
+        self.compact_kernels = False  # the target's kernels without scratch-hungry fast paths (--ram-limit)
         self.calls: list[KernelCall] = []
         self.consts: list[ConstArray] = []
         self.aliases: dict[str, str] = {}  # value -> value whose storage it shares

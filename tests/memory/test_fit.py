@@ -8,7 +8,8 @@ import pytest
 from codegen.budget import need_of
 from codegen.compiler import fit_ram
 from codegen.errors import KilnError
-from codegen.memory.fit import Config, Trial, choose, configs, format_fit, inplace_stems, request_stem
+from codegen.memory.fit import (Config, Trial, choose, configs, format_fit, inplace_stems, request_stem,
+                                scratch_of)
 from codegen.options import CompileOptions
 from codegen.targets import load_target
 from helpers import build_graph
@@ -22,6 +23,8 @@ def test_configs_cover_every_subset_patch_and_io():
     assert Config(("a", "b"), True, True) in got
     many = configs([f"k{i}" for i in range(6)], patch=False)
     assert len(many) == (1 + 6 + 1) * 2  # past MAX_FREE_STEMS: none, each alone, all
+    compact = configs(["a"], patch=False, compact=True)
+    assert len(compact) == 2 * 2 * 2 and Config((), False, True, True) in compact and compact[0] == Config()
 
 
 def _t(ram, cycles, ref=(), io=False, status="OPTIMAL", floor=None):
@@ -87,13 +90,40 @@ def test_io_in_the_arena_is_taken_first_when_it_is_enough(net):
     assert res.manifest["ram_fit"]["chosen"]["io_in_arena"]
 
 
-def test_in_place_reference_kernels_when_io_is_not_enough(net):
+def test_compact_fast_kernels_drop_the_depthwise_ring():
+    # The DSP depthwise ring (int16 rows) takes twice the padded-rows path's scratch; compact
+    # kernels keep the target's variant with the smaller scratch, bit-exact either way
+    # (tests/cortex_m/test_dsp_kernels.py runs both paths).
+    g = mobilenet_style("int8", hw=16)
+    fast = build_graph(g, target="cortex-m4").lowered.calls
+    compact = build_graph(g, target="cortex-m4", compact_kernels=True).lowered.calls
+    dw = [k for k, c in enumerate(fast) if c.kernel == "depthwise_conv2d_s8"]
+    assert dw and all(compact[k].variant == fast[k].variant == "cortex_m_dsp" for k in dw)
+    assert any(fast[k].params["ring"] == 1 for k in dw) and all(compact[k].params["ring"] == 0 for k in dw)
+    assert scratch_of(compact) != scratch_of(fast)
+
+
+def test_compact_kernels_when_io_is_not_enough(net):
     g, asked = net
     io_only = _fit(g, asked - 1).manifest["ram"]["total_bytes"]
     res = _fit(g, io_only - 1)
     chosen = res.fit.chosen.config
+    assert chosen.compact and not chosen.reference and need_of(res.manifest).ram_bytes <= io_only - 1
+    assert res.manifest["ram_fit"]["chosen"]["compact_kernels"]
+
+
+def test_in_place_reference_kernels_when_compact_is_not_enough(net):
+    g, asked = net
+    io_only = _fit(g, asked - 1).manifest["ram"]["total_bytes"]
+    limit = _fit(g, io_only - 1).manifest["ram"]["total_bytes"] - 1
+    res = _fit(g, limit)
+    while not res.fit.chosen.config.reference:  # compact kernels with and without the I/O inside
+        assert res.fit.chosen.config.compact
+        limit = res.manifest["ram"]["total_bytes"] - 1
+        res = _fit(g, limit)
+    chosen = res.fit.chosen.config
     assert "depthwise_conv2d_s8" in chosen.reference
-    assert need_of(res.manifest).ram_bytes <= io_only - 1
+    assert need_of(res.manifest).ram_bytes <= limit
     assert "depthwise_conv2d_inplace_s8" in res.manifest["kernels"]
     assert res.fit.chosen.cycles > res.fit_baseline.cycles  # the cost model prices the reference kernel
 

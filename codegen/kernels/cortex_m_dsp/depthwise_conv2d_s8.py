@@ -48,7 +48,7 @@ class DepthwiseConv2dS8DspSpec(KernelSpec):
         taps = w.reshape(-1, w.shape[3])  # [KH*KW, C*M]
         rows = taps.T
         p, r2, rq = dsp_requant(request, ctx, rows, repack.round_up(rows.shape[0], 4))
-        ring = ring_path(request.params, r2)
+        ring = ring_path(request.params, r2) and not ctx.compact_kernels  # --ram-limit may ask for less scratch
         scratch = ring_bytes(request.params) if ring else depthwise_rows_bytes(request.params)
         return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", repack.dsp_depthwise_taps(taps), "int32"),
                              scratch, rq_r2=r2, ring=int(ring), rq=rq)
