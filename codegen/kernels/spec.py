@@ -19,9 +19,9 @@ variables, derived from the C type table of codegen/ir/types.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, is_dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, get_type_hints
 
-from codegen.ops.request import KernelRequest, ScratchArg
+from codegen.ops.request import ConstArray, KernelRequest, ScratchArg
 
 if TYPE_CHECKING:
     from codegen.lower.context import LowerContext
@@ -41,8 +41,38 @@ class Prepared:
 
     def param_fields(self) -> dict[str, Any]:
         if is_dataclass(self.params):
-            return {f.name: getattr(self.params, f.name) for f in fields(self.params)}
+            return c_fields(self.params)
         return dict(self.params)
+
+
+def c_name(field_name: str) -> str:
+    """The C name of a parameter-block field: a field named after a Python keyword carries a
+    trailing underscore (`from_`, `in_`) that the C struct does not."""
+    return field_name[:-1] if field_name.endswith("_") else field_name
+
+
+def c_fields(block: Any) -> dict[str, Any]:
+    """A parameter block as the designators of its C initializer: a nested block (a struct
+    member such as int8 Add's `q`) flattened into `q.left_shift`, ..."""
+    out: dict[str, Any] = {}
+    for f in fields(block):
+        value = getattr(block, f.name)
+        if is_dataclass(value) and not isinstance(value, ConstArray):
+            out.update({f"{c_name(f.name)}.{key}": v for key, v in c_fields(value).items()})
+        else:
+            out[c_name(f.name)] = value
+    return out
+
+
+def make_block(params: type, values: Mapping[str, Any]) -> Any:
+    """The block `params` from a request's fields: a nested block's field given as a mapping
+    is built as its own dataclass (the field's type); a missing or unknown field is an error."""
+    nested = {name for name, value in values.items() if isinstance(value, Mapping)}
+    if not nested:
+        return params(**values)
+    hints = get_type_hints(params)
+    return params(**{name: make_block(hints[name], value) if name in nested else value
+                     for name, value in values.items()})
 
 
 class KernelSpec:
@@ -54,6 +84,9 @@ class KernelSpec:
     # (a `same_params` kernel), the struct then being the reference kernel's.
     Params: ClassVar[type | None] = None
     headers: ClassVar[tuple[str, ...]] = ()  # runtime headers, beside the request's own
+    # A kernel generated per call site: the template variables of one instance, with which the
+    # registry's tests render its template (tests/core/test_kernel_registry.py).
+    example_vars: ClassVar[tuple[tuple[str, Any], ...]] = ()
 
     @classmethod
     def accepts(cls, request: KernelRequest) -> bool:
@@ -129,7 +162,7 @@ class TypedSpec(KernelSpec):
         scratch = cls.scratch_bytes(request)
         if scratch:
             args += (ScratchArg(scratch),)
-        return Prepared(cls.Params(**request.params), args, tuple(dict.fromkeys(tuple(request.headers) + cls.headers)))
+        return Prepared(make_block(cls.Params, request.params), args, tuple(dict.fromkeys(tuple(request.headers) + cls.headers)))
 
 
 def typed_kernels(variant: str, params: type, *kernels: str, headers: tuple[str, ...] = ()) -> None:
@@ -159,11 +192,13 @@ class KernelFamily(TypedSpec):
 
 
 def kernel_family(template: str, members: Mapping[str, Mapping[str, Any]], variant: str = REFERENCE,
-                  doc: str = "", params: type | None = None) -> type[KernelFamily]:
+                  doc: str = "", params: type | None = None,
+                  base: type[KernelFamily] | None = None) -> type[KernelFamily]:
     """Register the family of kernels `members` (name -> template variables) rendered by
     templates/kernels/<variant>/<template>.c.j2; `params`: their typed parameter block (one
-    layout, each member's struct named after it), None for the op's fields."""
-    spec = kernel_spec(type(f"{variant}_{template}", (KernelFamily,), {
+    layout, each member's struct named after it), None for the op's fields; `base`: a
+    KernelFamily subclass whose `prepare` completes the block per member."""
+    spec = kernel_spec(type(f"{variant}_{template}", (base or KernelFamily,), {
         "kernel": template, "variant": variant, "members": dict(members), "Params": params, "__module__": __name__,
         "__doc__": doc or f"{variant}/{template}: {len(members)} kernels from one template."}))
     for name in members:

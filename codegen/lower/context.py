@@ -75,17 +75,6 @@ class LowerContext:
         return self._const_of_value[name]
 
     # -- program -------------------------------------------------------------------------
-    def call(self, node: Node, kernel: str, params: dict[str, ParamValue], args: Sequence[Arg],
-             headers: Sequence[str] = (), part: str | None = None, *, template: str | None = None,
-             template_vars: tuple = (), elementwise: bool = False) -> KernelCall:
-        """Append the call computing `kernel` (named as its reference kernel) for `node` with
-        these fields and arguments; `part` names it when a node needs several calls,
-        `template`/`template_vars` give a kernel generated per call site, `elementwise` says
-        out[i] depends on element i of each same-shaped input only. The kernel registry
-        chooses the kernel that runs it (codegen/kernels/select.py)."""
-        return self.request(KernelRequest(kernel, node, dict(params), tuple(args), tuple(headers), part,
-                                          template, template_vars, elementwise))
-
     def request(self, request: KernelRequest) -> KernelCall:
         """Append the call the kernel registry chooses for `request`."""
         from codegen.kernels.select import lower_request  # kernels build on this context

@@ -134,13 +134,10 @@ class BinaryOp(Op):
 
     @classmethod
     def lower_int8(cls, node: Node, ctx: Lowering) -> None:
-        """One `<stem>_bcast_s8` call; the constants fill its nested `q` struct by designator."""
-        q = cls.c_params(cls.int8_params(node, ctx.g))
-        params = {**cls.loop_params(node, ctx), **{f"q.{k}": v for k, v in q.items()}}
-        a, b = node.inputs
-        ctx.call(node, f"{cls.kernel_stem}_bcast_s8", params,
-                 [ctx.tensor(a), ctx.tensor(b), ctx.tensor(node.outputs[0])],
-                 headers=("kiln_quant.h",), elementwise=True)
+        """One `<stem>_bcast_s8` call; the constants fill its nested `q` struct."""
+        params = {**cls.loop_params(node, ctx), "q": cls.c_params(cls.int8_params(node, ctx.g))}
+        ctx.request(KernelRequest(f"{cls.kernel_stem}_bcast_s8", node, params, headers=("kiln_quant.h",),
+                                  elementwise=True))
 
 
 def add_sub_c_params(p) -> dict[str, int]:

@@ -20,6 +20,7 @@ from onnx.numpy_helper import saturate_cast, to_float8e8m0
 from codegen.errors import KilnError
 from codegen.ir.types import np_dtype
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 from codegen.ops.reshape import emit_copy
 
 # Element type codes of the kernel (templates/kernels/reference/cast.c.j2).
@@ -118,8 +119,8 @@ class Cast(Op):
             if not ctx.alias(out, src):
                 emit_copy(node, ctx, src, out)
             return
-        params = {"n": x.size, "from": TYPE_CODES[x.dtype], "to": TYPE_CODES[to],
+        params = {"n": x.size, "from_": TYPE_CODES[x.dtype], "to": TYPE_CODES[to],
                   "saturate": bool(node.attrs["saturate"]) and to in SATURATING,
                   "round_mode": ROUND_MODES[node.attrs["round_mode"]]}
-        ctx.call(node, "cast", params, [ctx.tensor(src), ctx.tensor(out)], headers=("kiln_float.h",))
+        ctx.request(KernelRequest("cast", node, params, (ctx.tensor(src), ctx.tensor(out))))
 

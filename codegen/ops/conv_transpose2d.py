@@ -20,6 +20,7 @@ from codegen.errors import KilnError
 from codegen.ops.common import float_activation, require_dtypes
 from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_bias_arg, float_linear_result
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 def _ints(node, key, count):
@@ -109,5 +110,5 @@ class ConvTranspose2D(Op):
         wv = g.values[w]
         lo, hi = float_activation(node)
         params = {**geometry(node, g.values[x].shape, wv.shape), "act_min": lo, "act_max": hi}
-        ctx.call(node, "conv_transpose2d_f32", params,
-                 [ctx.tensor(x), ctx.tensor(w), float_bias_arg(node, ctx, wv.shape[0]), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest("conv_transpose2d_f32", node, params, (ctx.tensor(x), ctx.tensor(w),
+                                  float_bias_arg(node, ctx, wv.shape[0]), ctx.tensor(node.outputs[0]))))

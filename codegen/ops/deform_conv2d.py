@@ -14,6 +14,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 def deform_output_size(node, x_shape, w_shape) -> tuple[int, int]:
@@ -97,12 +98,12 @@ class DeformConv2D(Op):
         a = node.attrs
         x, w = (ctx.g.values[i].shape for i in node.inputs[:2])
         oh, ow = deform_output_size(node, x, w)
-        ctx.call(node, "deform_conv2d_f32", {
+        ctx.request(KernelRequest("deform_conv2d_f32", node, {
             "batch": x[0], "channels": x[1], "height": x[2], "width": x[3], "out_channels": w[0],
             "kernel_h": w[2], "kernel_w": w[3], "out_h": oh, "out_w": ow, "stride_h": a["strides"][0],
             "stride_w": a["strides"][1], "dilation_h": a["dilations"][0], "dilation_w": a["dilations"][1],
             "pad_top": a["pads"][0], "pad_left": a["pads"][1], "group": a["group"],
-            "offset_group": a["offset_group"]}, [ctx.tensor(i) for i in (*node.inputs, node.outputs[0])])
+            "offset_group": a["offset_group"]}))
 
 
 def _bilinear_zeros(image: np.ndarray, hs: np.ndarray, ws: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 MAX_RANK = 6  # the kernel walks the update's axes with a fixed-size index
 
@@ -50,11 +51,11 @@ class DynamicUpdateSlice(Op):
     def lower(cls, node, ctx):
         operand, update, starts = (ctx.g.values[n] for n in node.inputs)
         pad = MAX_RANK - len(operand.shape)
-        ctx.call(node, "dynamic_update_slice", {
+        ctx.request(KernelRequest("dynamic_update_slice", node, {
             "rank": len(operand.shape), "element_bytes": operand.nbytes // max(operand.size, 1),
             "dims": (1,) * pad + tuple(operand.shape), "update_dims": (1,) * pad + tuple(update.shape),
             "index_int64": starts.dtype == "int64"},
-            [ctx.tensor(n) for n in node.inputs] + [ctx.tensor(node.outputs[0])])
+            (*(ctx.tensor(n) for n in node.inputs), ctx.tensor(node.outputs[0]))))
 
 
 def clamped_starts(starts: np.ndarray, dims, update_dims) -> list[int]:

@@ -32,6 +32,7 @@ from codegen.ops.broadcast_binary import BroadcastBinaryOp
 from codegen.ops.common import broadcast_plan, float_activation
 from codegen.ops.float_unary import FloatUnaryOp
 from codegen.ops.registry import Op, OpKind, get_op, register
+from codegen.ops.request import KernelRequest
 from codegen.ops.unary import UnaryOp
 from codegen.quant import unary_lut_int8
 
@@ -150,10 +151,10 @@ class FusedElementwise(Op):
             step.update(expr=step_expr(n, step["fn"]) if float_step else "",
                         params=float_step and issubclass(get_op(n.op), FloatUnaryOp) and get_op(n.op).has_params())
         kernel = f"{stem}__{digest}"
-        ctx.call(node, kernel, params, [ctx.tensor(i) for i in node.inputs] + [ctx.tensor(out)],
-                 headers=("math.h",) if dtype == "float32" else ("kiln_quant.h",), template=stem,
-                 template_vars=(("name", kernel), ("ctype", C_TYPES[dtype]), ("operands", operand_k),
-                                ("steps", tuple(steps))), elementwise=True)
+        ctx.request(KernelRequest(kernel, node, params, (*(ctx.tensor(i) for i in node.inputs), ctx.tensor(out)),
+                                  ("math.h",) if dtype == "float32" else ("kiln_quant.h",), template=stem,
+                                  template_vars=(("name", kernel), ("ctype", C_TYPES[dtype]), ("operands", operand_k),
+                                                 ("steps", tuple(steps))), elementwise=True))
 
 
 def _step_params(n: Node, body: Graph, fn: str, dtype: str, k: int, ctx) -> tuple[dict, tuple[bool, bool]]:

@@ -16,6 +16,7 @@ from codegen.ops.common import float_activation, require_dtypes
 from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_bias_arg, float_linear_result
 from codegen.ops.conv_geometry import conv_geometry, windows
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 
 def _groups(node, x_shape, w_shape) -> int:
@@ -79,5 +80,5 @@ class GroupConv2D(Op):
         lo, hi = float_activation(node)
         params = {**geom.params(), "in_c": g.values[x].shape[3], "out_c": wv.shape[0],
                   "group_in_c": wv.shape[3], "group_out_c": wv.shape[0] // groups, "act_min": lo, "act_max": hi}
-        ctx.call(node, "group_conv2d_f32", params,
-                 [ctx.tensor(x), ctx.tensor(w), float_bias_arg(node, ctx, wv.shape[0]), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest("group_conv2d_f32", node, params, (ctx.tensor(x), ctx.tensor(w),
+                                  float_bias_arg(node, ctx, wv.shape[0]), ctx.tensor(node.outputs[0]))))

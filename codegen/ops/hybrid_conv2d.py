@@ -22,7 +22,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.ops.request import ScratchArg
+from codegen.ops.request import KernelRequest, ScratchArg
 from codegen.ops.common import apply_float_activation, check_activation, float_activation
 from codegen.ops.conv2d import float_bias_arg, ohwi_geometry, ohwi_output_shape
 from codegen.ops.conv_geometry import windows
@@ -126,10 +126,9 @@ class HybridConv2D(Op):
                   "w_scale": ctx.constant(node, "w_scale", w_scale, "float32"),
                   "w_scale_step": 1 if asymmetric else 0}
         batch_codes = geom.in_h * geom.in_w * wv.shape[3]  # one batch, quantized
-        ctx.call(node, "hybrid_conv2d_f32", params,
-                 [ctx.tensor(x), ctx.tensor(w), float_bias_arg(node, ctx, channels),
-                  ctx.tensor(node.outputs[0]), ScratchArg(batch_codes)],
-                 headers=("kiln_hybrid.h",))
+        ctx.request(KernelRequest("hybrid_conv2d_f32", node, params,
+                                  (ctx.tensor(x), ctx.tensor(w), float_bias_arg(node, ctx, channels),
+                                   ctx.tensor(node.outputs[0]), ScratchArg(batch_codes)), ("kiln_hybrid.h",)))
 
 
 def _exact_dot(win: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ops.registry import Op, OpKind, register
-from codegen.ops.request import ScratchArg
+from codegen.ops.request import KernelRequest, ScratchArg
 from codegen.quant.fixedpoint import multiply_by_quantized_multiplier as mbqm
 from codegen.quant.params import fully_connected_output_multiplier, quantize_multiplier
 from codegen.quant.sigmoid16 import SIGMOID_TABLE_UINT16, sigmoid_int16, tanh_int16
@@ -132,7 +132,7 @@ class IntegerLSTM(Op):
                   "sigmoid_table": ctx.constant(node, "sigmoid_table", SIGMOID_TABLE_UINT16, "uint16"),
                   **cls.constants(node, ctx.g)}
         args = [ctx.tensor(n) for n in (x, h0, c0)] + [ctx.tensor(o) for o in node.outputs]
-        ctx.call(node, "lstm_s8", params, args + [ScratchArg(2 * 4 * hidden)], headers=("kiln_fixedpoint.h",))
+        ctx.request(KernelRequest("lstm_s8", node, params, (*args, ScratchArg(2 * 4 * hidden)), ("kiln_fixedpoint.h",)))
 
 
 def _gate_scale(v, k: int) -> float:

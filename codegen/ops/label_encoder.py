@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ir.types import C_TYPES, np_dtype
+from codegen.ir.types import np_dtype
 from codegen.ops.broadcast_binary import SUFFIX
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 DTYPES = ("float32", "int64", "int32", "int16")
 
@@ -30,7 +31,7 @@ class LabelEncoder(Op):
     kind = OpKind.ELEMENTWISE
     attributes = {"keys": (), "values": (), "default": 0, "nan_key": False, "nan_value": 0, "to": "int64"}
     arity = (1, 1)
-    kernels = ("label_encoder",)
+    kernels = tuple(kernel_name(k, v) for k in DTYPES for v in DTYPES)  # one per (key, value) C type pair
 
     @classmethod
     def infer(cls, node, ins):
@@ -73,6 +74,4 @@ class LabelEncoder(Op):
                   # the values, then the default, then the value of NaN inputs
                   "values": ctx.constant(node, "values", (*a["values"], a["default"], nan_value), a["to"])}
         kernel = kernel_name(x.dtype, a["to"])
-        ctx.call(node, kernel, params, [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])],
-                 template="label_encoder", template_vars=(("name", kernel), ("K", C_TYPES[x.dtype]),
-                                                          ("V", C_TYPES[a["to"]]), ("float_keys", x.dtype == "float32")))
+        ctx.request(KernelRequest(kernel, node, params, (ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0]))))

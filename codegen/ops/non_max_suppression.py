@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ops.request import ScratchArg
+from codegen.ops.request import KernelRequest, ScratchArg
 from codegen.ops.bounded import LengthArg, check_graph_outputs_only
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
@@ -91,9 +91,9 @@ class NonMaxSuppression(Op):
                   "use_score_threshold": threshold is not None,
                   "score_threshold": 0.0 if threshold is None else float(np.float32(threshold))}
         out = node.outputs[0]
-        ctx.call(node, "non_max_suppression_f32", params,
-                 [ctx.tensor(boxes), ctx.tensor(scores), ctx.tensor(out), LengthArg(out),
-                  ScratchArg(4 * (2 * count + params["per_class"]))])
+        ctx.request(KernelRequest("non_max_suppression_f32", node, params,
+                                  (ctx.tensor(boxes), ctx.tensor(scores), ctx.tensor(out), LengthArg(out),
+                                   ScratchArg(4 * (2 * count + params["per_class"])))))
 
 
 def _extent(box: np.ndarray, center: bool) -> tuple[np.float32, ...]:

@@ -15,6 +15,7 @@ from codegen.ir.types import INTEGER_DTYPES
 from codegen.ops.bounded import LengthArg, check_graph_outputs_only
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 MAX_RANK = 8  # the kernel's strides[] field
 DTYPES = ("float32", "bool", *INTEGER_DTYPES)
@@ -32,7 +33,7 @@ class NonZero(Op):
     kind = OpKind.OPAQUE
     attributes: dict = {}
     arity = (1, 1)
-    kernels = ("non_zero",)
+    kernels = tuple(dict.fromkeys(f"non_zero__{suffix}" for suffix, _ in KERNEL.values()))  # one per width
 
     @classmethod
     def bounded_outputs(cls, node, g):
@@ -64,6 +65,5 @@ class NonZero(Op):
         params = {"rank": len(shape), "size": int(np.prod(shape, dtype=np.int64)),
                   "dims": tuple(shape) + (1,) * (MAX_RANK - len(shape)),
                   "strides": tuple(strides) + (1,) * (MAX_RANK - len(shape))}
-        suffix, ctype = KERNEL[ctx.g.values[x].dtype]
-        ctx.call(node, f"non_zero__{suffix}", params, [ctx.tensor(x), ctx.tensor(out), LengthArg(out)],
-                 template="non_zero", template_vars=(("name", f"non_zero__{suffix}"), ("T", ctype)))
+        suffix, _ = KERNEL[ctx.g.values[x].dtype]
+        ctx.request(KernelRequest(f"non_zero__{suffix}", node, params, (ctx.tensor(x), ctx.tensor(out), LengthArg(out))))

@@ -23,6 +23,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 MODES = ("max", "average", "lp")
 
@@ -154,24 +155,25 @@ class PoolND(Op):
 
         def three(values, fill):
             return tuple(int(v) for v in values) + (fill,) * (3 - n)
-        params = {"nc": int(x.shape[0] * x.shape[1]), "in": three(geo.inputs, 1), "out": three(geo.outputs, 1),
+        params = {"nc": int(x.shape[0] * x.shape[1]), "in_": three(geo.inputs, 1), "out": three(geo.outputs, 1),
                   "kernel": three(a["kernel"], 1), "stride": three(a["strides"], 1),
                   "dilation": three(a["dilations"], 1), "begin": three(geo.begins, 0),
                   "limit": three(geo.limits, 1)}
-        args = [ctx.tensor(node.inputs[0])] + [ctx.tensor(o) for o in node.outputs]
+        args = (ctx.tensor(node.inputs[0]), *(ctx.tensor(o) for o in node.outputs))
         if a["with_indices"]:
             sizes = geo.inputs + (1,) * (3 - n)
             order = range(3) if a["column_major_indices"] else range(2, -1, -1)
             steps, acc = [0, 0, 0], 1
             for d in order:
                 steps[d], acc = acc if d < n else 0, acc * sizes[d]
-            ctx.call(node, "max_pool_nd_indices_f32", {**params, "index_step": tuple(steps)}, args)
+            kernel, params = "max_pool_nd_indices_f32", {**params, "index_step": tuple(steps)}
         elif a["mode"] == "lp":
-            ctx.call(node, "lp_pool_nd_f32", {**params, "p": float(a["p"])}, args, headers=("math.h",))
+            kernel, params = "lp_pool_nd_f32", {**params, "p": float(a["p"])}
         elif a["mode"] == "average":
-            ctx.call(node, "average_pool_nd_f32", {**params, "count_include_pad": bool(a["count_include_pad"])}, args)
+            kernel, params = "average_pool_nd_f32", {**params, "count_include_pad": bool(a["count_include_pad"])}
         else:
-            ctx.call(node, "max_pool_nd_f32", params, args)
+            kernel = "max_pool_nd_f32"
+        ctx.request(KernelRequest(kernel, node, params, args))
 
 
 def _argmax_indices(node, x: np.ndarray, masked: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:

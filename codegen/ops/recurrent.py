@@ -18,7 +18,7 @@ from typing import ClassVar
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ops.request import ScratchArg
+from codegen.ops.request import KernelRequest, ScratchArg
 from codegen.ops.registry import Op, OpKind
 
 DIRECTIONS = ("forward", "reverse", "bidirectional")
@@ -141,4 +141,4 @@ class RecurrentOp(Op):
             params["peephole"] = ctx.constant(node, "peephole", peep, "float32")
         args += [ctx.tensor(o) for o in node.outputs]
         args.append(ScratchArg(4 * 2 * cls.gates * hidden))
-        ctx.call(node, cls.kernels[0], params, args, headers=("math.h",))
+        ctx.request(KernelRequest(cls.kernels[0], node, params, tuple(args), ("math.h",)))

@@ -18,6 +18,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 from codegen.quant.fixedpoint import multiply_by_quantized_multiplier
 from codegen.quant.params import quantize_multiplier
 
@@ -146,8 +147,8 @@ class SVDF(Op):
             big = float(np.finfo(np.float32).max)
             params.update(act_min=max(lo, -big), act_max=min(hi, big))
         args = [ctx.tensor(x), ctx.tensor(state), ctx.tensor(node.outputs[0]), ctx.tensor(node.outputs[1])]
-        ctx.call(node, "svdf_s8" if integer else "svdf_f32", params, args,
-                 headers=("kiln_fixedpoint.h",) if integer else ())
+        ctx.request(KernelRequest("svdf_s8" if integer else "svdf_f32", node, params, tuple(args),
+                                  ("kiln_fixedpoint.h",) if integer else ()))
 
 
 def _sum_in_order(products: np.ndarray) -> np.float32:

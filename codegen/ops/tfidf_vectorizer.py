@@ -21,6 +21,7 @@ from codegen.errors import KilnError
 from codegen.ops.broadcast_binary import SUFFIX, kernel_names
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
+from codegen.ops.request import KernelRequest
 
 MODES = ("TF", "IDF", "TFIDF")  # index = the kernel's switch value
 
@@ -84,8 +85,8 @@ class TfIdfVectorizer(Op):
                   "keys": ctx.constant(node, "keys", a["keys"] or (0,), "int64"),
                   "slots": ctx.constant(node, "slots", a["slots"], "int32"),
                   "weights": ctx.constant(node, "weights", a["weights"] or (1.0,) * size, "float32")}
-        ctx.call(node, f"tfidf_vectorizer_{SUFFIX[x.dtype]}", params,
-                 [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])])
+        ctx.request(KernelRequest(f"tfidf_vectorizer_{SUFFIX[x.dtype]}", node, params,
+                                  (ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0]))))
 
 
 def _output_shape(in_shape: tuple[int, ...], size: int) -> tuple[int, ...]:

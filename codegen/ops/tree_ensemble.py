@@ -30,7 +30,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES
-from codegen.ops.request import ScratchArg
+from codegen.ops.request import KernelRequest, ScratchArg
 from codegen.ops.common import require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.tree_tables import INDEX_TABLES, flash_tables
@@ -119,9 +119,9 @@ class TreeEnsemble(Op):
         # the index tables' types and what the model fixes are the kernel's: one kernel per combination
         fixed = (*((f"{name}_t", C_TYPES[tables[name][1]]) for name in INDEX_TABLES), *fixed_shape)
         kernel = f"tree_ensemble_f32__{hashlib.sha256(repr(fixed).encode()).hexdigest()[:10]}"
-        ctx.call(node, kernel, params,
-                 [ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0]), ScratchArg(int(a["n_targets"]))],
-                 template="tree_ensemble_f32", template_vars=(("name", kernel), *fixed))
+        ctx.request(KernelRequest(kernel, node, params, (ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0]),
+                                                         ScratchArg(int(a["n_targets"]))),
+                                  template="tree_ensemble_f32", template_vars=(("name", kernel), *fixed)))
 
 
 def _fixed_shape(a, one_vote: bool, two_steps: bool = True) -> tuple[tuple[str, object], ...]:

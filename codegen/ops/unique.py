@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ir.types import C_TYPES, INTEGER_DTYPES
-from codegen.ops.request import ScratchArg
+from codegen.ir.types import INTEGER_DTYPES
+from codegen.ops.request import KernelRequest, ScratchArg
 from codegen.ops.bounded import LengthArg, check_graph_outputs_only
 from codegen.ops.broadcast_binary import SUFFIX
 from codegen.ops.common import require_dtypes
@@ -53,7 +53,7 @@ class Unique(Op):
     kind = OpKind.OPAQUE
     attributes = {"axis": None, "sorted": True}
     arity = (1, 1)
-    kernels = ("unique",)
+    kernels = tuple(dict.fromkeys(KERNEL.values()))  # the unique family (codegen/kernels/reference/unique.py)
 
     @classmethod
     def bounded_outputs(cls, node, g):
@@ -96,9 +96,7 @@ class Unique(Op):
         params = {"outer": outer, "depth": depth, "inner": inner, "sorted": bool(node.attrs["sorted"])}
         y, indices, inverse, counts = node.outputs
         dtype = ctx.g.values[x].dtype
-        ctx.call(node, KERNEL[dtype], params,
-                 [ctx.tensor(x), ctx.tensor(y), ctx.tensor(indices), ctx.tensor(inverse), ctx.tensor(counts),
-                  LengthArg(y), LengthArg(indices), LengthArg(counts), ScratchArg(8 * depth)],
-                 template="unique", template_vars=(("name", KERNEL[dtype]),
-                                                   ("T", C_TYPES["uint8" if dtype == "bool" else dtype]),
-                                                   ("is_float", dtype == "float32")))
+        ctx.request(KernelRequest(KERNEL[dtype], node, params,
+                                  (ctx.tensor(x), ctx.tensor(y), ctx.tensor(indices), ctx.tensor(inverse),
+                                   ctx.tensor(counts), LengthArg(y), LengthArg(indices), LengthArg(counts),
+                                   ScratchArg(8 * depth))))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.kernels.spec import kernel_spec
-from codegen.kernels.typed_block import OpLaidOut
+from codegen.kernels.spec import TypedSpec, kernel_spec
 
 
 @dataclass(frozen=True)
@@ -18,5 +17,5 @@ class DynamicUpdateSliceParams:
 
 
 @kernel_spec
-class DynamicUpdateSliceReference(OpLaidOut):
+class DynamicUpdateSliceReference(TypedSpec):
     kernel, variant, Params = "dynamic_update_slice", "reference", DynamicUpdateSliceParams

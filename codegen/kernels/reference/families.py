@@ -10,15 +10,15 @@ expression, nothing here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from codegen.ir.types import C_SUFFIX, C_TYPES, INTEGER_DTYPES, int_bits, wrap_ctype
 from codegen.kernels.reference.mean import ReduceLoops
-from codegen.kernels.spec import kernel_family
+from codegen.kernels.spec import REFERENCE, KernelFamily, kernel_family, typed_kernels
 from codegen.ops.float_unary import FloatUnaryOp
 from codegen.ops.fused_elementwise import INT8_BINARY
 from codegen.ops.registry import all_ops
-
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,70 @@ class Broadcast2:
     dims: tuple[int, ...]  # loop extents, outermost first (coalesced, left-padded with 1)
     a_strides: tuple[int, ...]  # element stride of input a per loop dimension, 0 = broadcast
     b_strides: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class AddQ:
+    """kiln_quant.h's kiln_add_params: TFLM's Add / Sub constants (codegen.quant.AddSubParams)."""
+
+    left_shift: int
+    input1_offset: int
+    input1_multiplier: int
+    input1_shift: int
+    input2_offset: int
+    input2_multiplier: int
+    input2_shift: int
+    output_offset: int
+    output_multiplier: int
+    output_shift: int
+    act_min: int
+    act_max: int
+
+
+@dataclass(frozen=True)
+class MulQ:
+    """kiln_quant.h's kiln_mul_params: TFLM's Mul constants (codegen.quant.MulParams)."""
+
+    input1_offset: int
+    input2_offset: int
+    output_offset: int
+    output_multiplier: int
+    output_shift: int
+    act_min: int
+    act_max: int
+
+
+# The C struct of each int8 binary op's constants -> its block.
+QUANT_BLOCKS = {"kiln_add_params": AddQ, "kiln_mul_params": MulQ}
+
+
+@dataclass(frozen=True)
+class BinaryS8(Broadcast2):
+    q: AddQ | MulQ  # TFLM's constants, the member's `qtype` (kiln_quant.h), nested by designator
+
+
+class BinaryS8Family(KernelFamily):
+    """The int8 broadcasting binary kernels: the nested `q` block is the member's own C struct."""
+
+    @classmethod
+    def prepare(cls, request, ctx):
+        block = QUANT_BLOCKS[cls.members[request.kernel]["qtype"]]
+        return super().prepare(replace(request, params={**request.params, "q": block(**request.params["q"])}), ctx)
+
+
+@dataclass(frozen=True)
+class TfIdf:
+    rows: int  # N (1 for a 1-D input)
+    width: int  # tokens per row
+    size: int  # output coordinates per row
+    mode: int  # 0 TF, 1 IDF, 2 TFIDF
+    min_gram: int
+    max_gram: int
+    max_skip: int
+    child_begin: ConstArray  # per trie node + 1: its children are nodes child_begin[i] + 1 ..
+    keys: ConstArray  # token of trie node k + 1; each node's children ascending
+    slots: ConstArray  # per trie node: output coordinate of its n-gram, -1: none
+    weights: ConstArray  # per output coordinate
 
 
 @dataclass(frozen=True)
@@ -121,7 +185,7 @@ def _int_mod(stem: str, floor: bool) -> dict:
 kernel_family("unary_f32", _float_unary(), params=UnaryF32)
 kernel_family("binary_f32", {f"{op}_f32": {"stem": op} for op in INT8_BINARY}, params=BinaryF32)
 kernel_family("binary_s8", {f"{op}_bcast_s8": {"stem": f"{op}_bcast", "qtype": qtype, "fn": f"kiln_{op}_s8"}
-                            for op, qtype in INT8_BINARY.items()})
+                            for op, qtype in INT8_BINARY.items()}, params=BinaryS8, base=BinaryS8Family)
 kernel_family("broadcast2", _broadcast2(), params=Broadcast2)
 kernel_family("int_div", {_name("div", d): {"function": _name("div", d), "ctype": C_TYPES[d], "wide": wrap_ctype(d),
                                             "signed": d in SIGNED} for d in INTS},
@@ -136,7 +200,8 @@ kernel_family("bit_shift", {f"bit_shift_{C_SUFFIX[d]}": {
     "bits": int_bits(d), "signed": d in SIGNED} for d in INTS}, params=BitShift)
 kernel_family("cumulative", _per_dtype("cumulative", FLOAT + INTS), params=Cumulative)
 kernel_family("topk", _per_dtype("topk", FLOAT + INTS), params=TopK)
-kernel_family("tfidf_vectorizer", _per_dtype("tfidf_vectorizer", ("int32", "int64")))
+kernel_family("tfidf_vectorizer", _per_dtype("tfidf_vectorizer", ("int32", "int64")), params=TfIdf)
 kernel_family("float_test", {f"{op}_f32": {"stem": op} for op in ("isnan", "isinf")}, params=FloatTest)
 kernel_family("reduce_f32", {f"reduce_{op}_f32": {"stem": f"reduce_{op}"} for op in ("max", "min", "prod", "sum")},
               params=ReduceLoops)
+typed_kernels(REFERENCE, Broadcast2, "mod_f32")  # numpy's remainder over the broadcast2 loop (its own helper)

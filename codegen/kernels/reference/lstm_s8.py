@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.kernels.spec import kernel_spec
-from codegen.kernels.typed_block import OpLaidOut
+from codegen.kernels.spec import TypedSpec, kernel_spec
 from codegen.lower.kernel import ConstArray
 
 
@@ -39,5 +38,5 @@ class LstmS8:
 
 
 @kernel_spec
-class LstmS8Reference(OpLaidOut):
+class LstmS8Reference(TypedSpec):
     kernel, variant, Params = "lstm_s8", "reference", LstmS8

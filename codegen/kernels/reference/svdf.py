@@ -1,12 +1,11 @@
 """templates/kernels/reference/svdf_f32.c.j2 and svdf_s8.c.j2: TFLite Micro's SVDF
-(codegen/ops/svdf.py). The op lays out the fields; the specs type them."""
+(codegen/ops/svdf.py). The op lays out the fields; the specs type them (TypedSpec)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.kernels.spec import kernel_spec
-from codegen.kernels.typed_block import OpLaidOut
+from codegen.kernels.spec import TypedSpec, kernel_spec
 from codegen.lower.kernel import ConstArray
 
 
@@ -41,10 +40,10 @@ class SvdfS8(SvdfShape):
 
 
 @kernel_spec
-class SvdfF32Reference(OpLaidOut):
+class SvdfF32Reference(TypedSpec):
     kernel, variant, Params = "svdf_f32", "reference", SvdfF32
 
 
 @kernel_spec
-class SvdfS8Reference(OpLaidOut):
+class SvdfS8Reference(TypedSpec):
     kernel, variant, Params = "svdf_s8", "reference", SvdfS8
