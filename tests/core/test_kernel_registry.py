@@ -16,19 +16,11 @@ import pytest
 
 from codegen.emit.render import _ENV
 from codegen.kernels.select import kernel_template
-from codegen.kernels.spec import REFERENCE, SameParams, families, lookup, registered
+from codegen.kernels.spec import REFERENCE, SameParams, c_name, families, lookup, registered
 from codegen.ops.registry import all_ops
 from codegen.resources import TEMPLATES
 
 ROOT = TEMPLATES.parent
-# The tests that run each variant's kernels against the numpy reference (int8 bit for bit).
-VARIANT_TESTS = {
-    "cortex_m_dsp": ["tests/cortex_m/test_dsp_kernels.py"],
-    "mve": ["tests/cortex_m/test_dsp_kernels.py"],
-    "neon": ["tests/cortex_a/test_neon_s8.py", "tests/cortex_a/test_neon_f32.py",
-             "tests/cortex_a/test_neon_hybrid.py"],
-    "neon_dotprod": ["tests/cortex_a/test_neon_s8.py", "tests/cortex_a/test_neon_hybrid.py"],
-}
 SPECS = registered()
 
 
@@ -38,16 +30,21 @@ def _templates() -> set[tuple[str, str]]:
 
 
 def render(kernel: str, variant: str) -> str:
-    """The C source of a kernel (a family member: its family's template with its variables)."""
+    """The C source of a kernel (a family member: its family's template with its variables; a
+    kernel generated per call site: the variables of its spec's example instance)."""
     template, variables = kernel_template(kernel, variant)
-    return _ENV.get_template(template).render(**dict(variables))
+    return _ENV.get_template(template).render(**dict(variables or lookup(kernel, variant).example_vars))
 
 
 def struct_fields(kernel: str, variant: str) -> list[str]:
     """The field names of kiln_<kernel>_params in the rendered template."""
-    text = render(kernel, variant)
-    match = re.search(r"typedef struct \{(.*?)\}\s*kiln_" + kernel + r"_params;", text, re.S)
-    assert match, f"{variant}/{kernel}: no kiln_{kernel}_params struct"
+    return c_struct_fields(render(kernel, variant), f"kiln_{kernel}_params", f"{variant}/{kernel}")
+
+
+def c_struct_fields(text: str, struct: str, where: str) -> list[str]:
+    """The field names of the C struct typedef `struct` in `text`."""
+    match = re.search(r"typedef struct \{([^{}]*)\}\s*" + struct + r";", text)
+    assert match, f"{where}: no {struct} struct"
     body = re.sub(r"/\*.*?\*/", "", match.group(1), flags=re.S)
     declarators = [d for decl in body.split(";") if decl.strip() for d in decl.split(",")]  # int32_t a, b;
     return [re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", d).group(1) for d in declarators]
@@ -79,7 +76,16 @@ TYPED += sorted((member, variant) for (_, variant), spec in families().items() i
 @pytest.mark.parametrize("kernel,variant", TYPED)
 def test_typed_parameter_block_matches_the_c_struct(kernel, variant):
     spec = lookup(kernel, variant)
-    assert sorted(f.name for f in fields(spec.Params)) == sorted(struct_fields(kernel, variant))
+    assert sorted(c_name(f.name) for f in fields(spec.Params)) == sorted(struct_fields(kernel, variant))
+
+
+def test_nested_quantization_blocks_match_kiln_quant_h():
+    """The int8 binary kernels' nested `q` blocks are kiln_quant.h's structs, field for field."""
+    from codegen.kernels.reference.families import QUANT_BLOCKS
+
+    header = (ROOT / "runtime_c" / "kiln_quant.h").read_text()
+    for struct, block in QUANT_BLOCKS.items():
+        assert sorted(f.name for f in fields(block)) == sorted(c_struct_fields(header, struct, "kiln_quant.h"))
 
 
 SAME = sorted(key for key, spec in SPECS.items()
@@ -92,11 +98,15 @@ def test_variant_over_the_reference_block_reads_the_same_struct(kernel, variant)
 
 
 @pytest.mark.parametrize("kernel,variant", sorted(key for key in SPECS if key[1] != REFERENCE))
-def test_every_variant_kernel_has_a_bit_exact_test(kernel, variant):
+def test_every_variant_kernel_is_run_against_its_reference_kernel(kernel, variant):
+    """tests/core/test_variant_kernels.py runs a probe layer of every variant kernel on its
+    target beside the same layer on the reference kernel (the probe's lowering must request
+    the kernel: that test checks select() chose the variant's)."""
+    from test_variant_kernels import PROBES, VARIANTS
+
     assert lookup(kernel, REFERENCE) is not None, f"{variant}/{kernel} has no reference kernel to be tested against"
-    tests = VARIANT_TESTS.get(variant)
-    assert tests, f"variant {variant} has no bit-exact test module listed here"
-    assert any(kernel in (ROOT / t).read_text() for t in tests), f"{variant}/{kernel}: not in {tests}"
+    assert variant in VARIANTS
+    assert kernel in PROBES, f"{variant}/{kernel}: no probe layer in tests/core/test_variant_kernels.py"
 
 
 FAMILIES = families()

@@ -1,0 +1,130 @@
+"""Every variant kernel of the registry computes what its reference kernel computes, run.
+
+Walks codegen/kernels/: for each variant, one graph holding a probe layer per kernel the
+variant implements (`PROBES`), built twice for a target that runs the variant first: once as
+the target is (each probed call must be the variant's: select() chose it) and once with the
+reference kernels only (`with_kernels(target, ())`), both run on the same emulated core
+(qemu-system-arm for Cortex-M, qemu-aarch64 for Cortex-A). int8 outputs and the float kernels
+that do the reference's IEEE operations in its order must be equal bit for bit; the float
+kernels that fuse multiply-adds or sum in another order (`ROUNDED`) agree to
+codegen/verify/compare.py's float tolerance. The many shapes of each kernel's paths are the
+variants' own tests (tests/cortex_m/test_dsp_kernels.py, tests/cortex_a/test_neon_*.py);
+tests/core/test_kernel_registry.py checks that every variant kernel has a probe here.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from codegen.frontends.tflite import load_bytes
+from codegen.ir import Graph, GraphBuilder
+from codegen.kernels.spec import REFERENCE, registered
+from codegen.targets import Target, available_targets, load_target, with_kernels
+from codegen.verify import qemu, qemu_user
+from codegen.verify.compare import compare_output
+from codegen.verify.samples import random_samples
+from helpers import build_graph
+# tests/ops, a namespace package beside this folder
+from ops.linear_testing import float_layer, int8_add, int8_average_pool, int8_layer, merge
+
+
+def _binary(op: str, a_shape, b_shape, activation: str) -> Graph:
+    b = GraphBuilder(op.lower())
+    y = b.node(op, [b.input("a", "float32", a_shape), b.input("b", "float32", b_shape)], activation=activation)
+    return b.output(y).build()
+
+
+def _pool(op: str, shape, kernel, strides, pads) -> Graph:
+    b = GraphBuilder(op.lower())
+    y = b.node(op, [b.input("x", "float32", shape)], kernel=kernel, strides=strides, pads=pads, activation="none")
+    return b.output(y).build()
+
+
+def _softmax() -> Graph:
+    b = GraphBuilder("softmax")
+    return b.output(b.node("Softmax", [b.input("x", "float32", (3, 12))], axis=-1, beta=0.5)).build()
+
+
+def _hybrid() -> Graph:
+    from ops.test_hybrid_conv2d import hybrid_model
+
+    return load_bytes(hybrid_model((1, 5, 5, 16), (6, 3, 3, 16), {"padding": "SAME"}, "channel", seed=3))
+
+
+# kernel -> layers whose lowering requests it (a general and a special path where a kernel has both)
+PROBES: dict[str, Callable[[], list[Graph]]] = {
+    "conv2d_s8": lambda: [int8_layer("Conv2D", (1, 7, 7, 3), (8, 3, 3, 3), seed=1, pads=(1, 1, 1, 1)),
+                          int8_layer("Conv2D", (1, 5, 5, 16), (6, 1, 1, 16), seed=2, in_zp=-128)],
+    "depthwise_conv2d_s8": lambda: [int8_layer("DepthwiseConv2D", (1, 6, 5, 16), (1, 3, 3, 16), seed=3,
+                                               pads=(1, 1, 1, 1)),
+                                    int8_layer("DepthwiseConv2D", (1, 5, 4, 3), (1, 3, 3, 6), seed=4,
+                                               depth_multiplier=2, pads=(1, 1, 1, 1))],
+    "fully_connected_s8": lambda: [int8_layer("FullyConnected", (3, 33), (7, 33), seed=5, activation="relu")],
+    "add_bcast_s8": lambda: [int8_add((1, 3, 5, 6), (1, 1, 1, 6), "relu", 6)],
+    "average_pool2d_s8": lambda: [int8_average_pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 7)],
+    "conv2d_f32": lambda: [float_layer("Conv2D", (1, 7, 7, 3), (8, 3, 3, 3), seed=8, pads=(1, 1, 1, 1)),
+                           float_layer("Conv2D", (1, 5, 5, 8), (20, 1, 1, 8), seed=9)],
+    "depthwise_conv2d_f32": lambda: [float_layer("DepthwiseConv2D", (1, 6, 5, 24), (1, 3, 3, 24), seed=10,
+                                                 pads=(1, 1, 1, 1))],
+    "fully_connected_f32": lambda: [float_layer("FullyConnected", (6, 10), (29, 10), seed=11)],
+    "add_f32": lambda: [_binary("Add", (1, 3, 5, 6), (1, 1, 1, 6), "relu")],
+    "sub_f32": lambda: [_binary("Sub", (2, 3, 1, 4), (1, 1, 5, 1), "none")],
+    "mul_f32": lambda: [_binary("Mul", (1, 2, 3, 7), (1, 1, 1, 1), "relu6")],
+    "max_pool2d_f32": lambda: [_pool("MaxPool2D", (2, 7, 9, 4), (3, 3), (1, 1), (1, 1, 1, 1))],
+    "average_pool2d_f32": lambda: [_pool("AveragePool2D", (1, 9, 6, 5), (3, 2), (2, 3), (2, 1, 0, 1))],
+    "softmax_f32": lambda: [_softmax()],
+    "hybrid_conv2d_f32": lambda: [_hybrid()],
+}
+# Float kernels that round otherwise than the reference: fused multiply-adds, another summation order.
+ROUNDED = {"conv2d_f32", "depthwise_conv2d_f32", "fully_connected_f32", "average_pool2d_f32", "softmax_f32"}
+
+VARIANTS = sorted({variant for _, variant in registered() if variant != REFERENCE})
+
+
+def variant_kernels(variant: str) -> list[str]:
+    return sorted(kernel for kernel, v in registered() if v == variant)
+
+
+def target_for(variant: str) -> Target:
+    """A target that tries `variant` first."""
+    for name in available_targets():
+        target = load_target(name)
+        if target.variants[:1] == (variant,):
+            return target
+    raise AssertionError(f"no target runs variant {variant} first")
+
+
+def _runner(target: Target):
+    """The emulator run for the target's architecture, or the reason it cannot run here."""
+    if target.runner == "qemu-user":
+        return qemu_user.run_generated, qemu_user.missing_tools(target)
+    from cortex_m.conftest import missing_tools  # tests/cortex_m, a namespace package beside this folder
+
+    return qemu.run_generated, missing_tools()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_variant_kernels_equal_their_reference_kernels(variant):
+    target = target_for(variant)
+    run, missing = _runner(target)
+    if missing:
+        pytest.skip(missing)
+    kernels = variant_kernels(variant)
+    layers = [(kernel, g) for kernel in kernels for g in PROBES[kernel]()]
+    g, _, outputs = merge([graph for _, graph in layers])
+    fast = build_graph(g, "t", target=target)
+    slow = build_graph(g, "t", target=with_kernels(target, ()))
+    chosen = {(call.kernel, call.variant) for call in fast.lowered.calls}
+    assert {(kernel, variant) for kernel in kernels} <= chosen, "select() did not choose the variant's kernel"
+    assert all(call.variant == REFERENCE for call in slow.lowered.calls)
+    feeds = random_samples(fast.manifest["inputs"], 2, seed=7)
+    for got, want in zip(run(fast.files, "t", feeds, target), run(slow.files, "t", feeds, target)):
+        for (kernel, _), out in zip(layers, outputs):
+            if kernel in ROUNDED:
+                report = compare_output(out, got[out], want[out])
+                assert report.ok, (kernel, report)
+            else:
+                np.testing.assert_array_equal(got[out], want[out], err_msg=f"{variant}/{kernel}")
