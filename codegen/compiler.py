@@ -17,18 +17,18 @@ from codegen.emit.weights_blob import blob_file, weights_manifest
 from codegen.errors import KilnError
 from codegen.frontends import load_model
 from codegen.fusion.patch import patch_first_stage
-from codegen.memory.arena_measure import arena_measure
-from codegen.lower.band_views import apply_band_views
 from codegen.fusion.planner import FusionPlan, plan_fusion
 from codegen.ir.graph import Graph
 from codegen.kernels.select import planned_calls
 from codegen.limits import check_lowered
 from codegen.lower import lower_graph
+from codegen.lower.band_views import apply_band_views
 from codegen.lower.context import LowerContext, c_identifier
+from codegen.lower.state import detach_state, state_values
 from codegen.memory import Alias, Buffer, Plan, fit, plan_memory
+from codegen.memory.arena_measure import arena_measure
 from codegen.memory.lifetimes import arena_aliases, arena_buffers, io_bytes
 from codegen.memory.report import StepInfo, memory_markdown, memory_svg, steps_of
-from codegen.lower.state import detach_state, state_values
 from codegen.ops import bounded
 from codegen.options import CompileOptions
 from codegen.passes.pipeline import run_pipeline
@@ -61,23 +61,8 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
     fusion, fused, patched = _fuse(g, optimised, options)
     lowered = _lower(fused, options)
     buffers, aliases, plan, guard = _plan(lowered, options)
-    files = render(lowered, plan, name=name, model_file=model_file, model_sha256=model_sha256,
-                   canaries=canaries.canary_plan(buffers, plan, [c.cname for c in lowered.calls], guard)
-                   if guard else None, weights=options.weights, arena=options.arena,
-                   io_in_arena=options.io_in_arena)
-    manifest = _manifest(lowered, plan, buffers, name, model_file, model_sha256)
-    manifest["ram"] = ram_entry(lowered, plan, options)
-    if options.arena != "static":
-        manifest["arena_placement"] = options.arena
-    manifest["fusion_plan"] = fusion.manifest()
-    if options.patch_stage:
-        manifest["patch_stage"] = None if patched is None else patched.manifest()
-    if options.weights == "blob":
-        manifest["weights"] = weights_manifest(files[blob_file(name)], name, need_of(manifest).code_bytes)
-    files[f"{name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-    temps = [a.temp for a in aliases if a.pair in set(plan.aliases) and a.temp is not None]
-    files.update(_memory_report(plan, buffers + temps, name, steps_of(lowered), need_of(manifest).code_bytes,
-                                manifest.get("state_bytes", 0)))
+    files, manifest = _emit(lowered, buffers, aliases, plan, guard, fusion, patched, options,
+                            name=name, model_file=model_file, model_sha256=model_sha256)
     return BuildResult(name, fused, lowered, buffers, plan, files, manifest, aliases, fusion=fusion)
 
 
@@ -113,6 +98,31 @@ def _plan(lowered: LowerContext, options: CompileOptions):
         buffers, aliases = canaries.padded(buffers, guard), []
     plan = plan_memory(buffers, options.planner, options.time_limit_s, aliases)  # plan.seconds: never into files
     return buffers, aliases, plan, guard
+
+
+def _emit(lowered: LowerContext, buffers: list[Buffer], aliases: list[Alias], plan: Plan, guard: int,
+          fusion: FusionPlan, patched, options: CompileOptions, *, name: str, model_file: str,
+          model_sha256: str) -> tuple[dict[str, str], dict]:
+    """The generated files: the C sources, the manifest (with the fusion and patch decisions)
+    and the memory report."""
+    files = render(lowered, plan, name=name, model_file=model_file, model_sha256=model_sha256,
+                   canaries=canaries.canary_plan(buffers, plan, [c.cname for c in lowered.calls], guard)
+                   if guard else None, weights=options.weights, arena=options.arena,
+                   io_in_arena=options.io_in_arena)
+    manifest = _manifest(lowered, plan, buffers, name, model_file, model_sha256)
+    manifest["ram"] = ram_entry(lowered, plan, options)
+    if options.arena != "static":
+        manifest["arena_placement"] = options.arena
+    manifest["fusion_plan"] = fusion.manifest()
+    if options.patch_stage:
+        manifest["patch_stage"] = None if patched is None else patched.manifest()
+    if options.weights == "blob":
+        manifest["weights"] = weights_manifest(files[blob_file(name)], name, need_of(manifest).code_bytes)
+    files[f"{name}.manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    temps = [a.temp for a in aliases if a.pair in set(plan.aliases) and a.temp is not None]
+    files.update(_memory_report(plan, buffers + temps, name, steps_of(lowered), need_of(manifest).code_bytes,
+                                manifest.get("state_bytes", 0)))
+    return files, manifest
 
 
 def ram_entry(lowered: LowerContext, plan: Plan, options: CompileOptions) -> dict:

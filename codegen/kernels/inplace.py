@@ -8,22 +8,19 @@ took (codegen.kernels.select.planned).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from codegen.kernels.call import KernelCall, KernelContext
 from codegen.kernels.linear import depthwise_rows_path
-from codegen.lower.kernel import KernelCall, TensorArg
-
-if TYPE_CHECKING:
-    from codegen.lower.context import LowerContext
+from codegen.ops.request import TensorArg
 
 
-def allow_elementwise_inplace(ctx: "LowerContext", call: KernelCall) -> KernelCall:
+
+def allow_elementwise_inplace(ctx: KernelContext, call: KernelCall) -> KernelCall:
     """An elementwise kernel (out[i] from in[i] of each same-shaped input, read before it is
     written) may write its output over any input of the output's shape and byte size.
     Broadcast inputs are never candidates; if one shares storage with a candidate (a view of
-    it), none is declared. Returns the call, so ops can wrap their `ctx.call`."""
+    it), none is declared. Returns the call."""
     g = ctx.g
     out = call.writes[0]
     shape = g.values[out].shape
@@ -37,7 +34,7 @@ def allow_elementwise_inplace(ctx: "LowerContext", call: KernelCall) -> KernelCa
     return call
 
 
-def allow_depthwise_inplace(ctx: "LowerContext", call: KernelCall, itemsize: int, alternative: str) -> None:
+def allow_depthwise_inplace(ctx: KernelContext, call: KernelCall, itemsize: int, alternative: str) -> None:
     """A depthwise call may run in place as its `alternative` kernel (same parameters, plus a
     one-channel temp): depth multiplier 1 and out_h * out_w <= in_h * in_w (see the template
     templates/kernels/reference/depthwise_conv2d_inplace_s8.c.j2). Declared by the reference
@@ -91,7 +88,7 @@ def conv_overlap_shift(p: dict, itemsize: int, tile: int = 1, reads_first: bool 
     return max(int((end[finite] * out_px - spared[finite] * in_px).max()), 0)
 
 
-def allow_conv_overlap(ctx: "LowerContext", call: KernelCall, itemsize: int, tile: int = 1,
+def allow_conv_overlap(ctx: KernelContext, call: KernelCall, itemsize: int, tile: int = 1,
                        reads_first: bool = False) -> None:
     """A conv2d call may write its output partly over its input (TinyEngine-style partial
     overlap): the input starting `conv_overlap_shift` bytes or more above the output. Declared
@@ -111,7 +108,7 @@ def allow_conv_overlap(ctx: "LowerContext", call: KernelCall, itemsize: int, til
         ctx.allow_inplace(call, call.writes[0], call.args[0].value, overlap=shift)
 
 
-def allow_pair_conv_overlap(ctx: "LowerContext", call: KernelCall) -> None:
+def allow_pair_conv_overlap(ctx: KernelContext, call: KernelCall) -> None:
     """The DSP and Helium int8 conv kernels copy the windows of two output pixels of an image
     to scratch (a lone last pixel's twice) before they write either: tiles of two pixels that
     read first. The tiles restart with each image, which conv_overlap_shift's tiles over the
@@ -121,7 +118,7 @@ def allow_pair_conv_overlap(ctx: "LowerContext", call: KernelCall) -> None:
         allow_conv_overlap(ctx, call, itemsize=1, tile=2, reads_first=True)
 
 
-def allow_rows_depthwise_overlap(ctx: "LowerContext", call: KernelCall, vector: int) -> None:
+def allow_rows_depthwise_overlap(ctx: KernelContext, call: KernelCall, vector: int) -> None:
     """The DSP (`vector` 4) and Helium (1) int8 depthwise kernels: on their padded-rows path
     an output row's input rows are copied before the row is written (tiles of out_w pixels
     that read first); otherwise they read each pixel's window while writing its channels."""

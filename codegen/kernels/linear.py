@@ -16,9 +16,8 @@ import numpy as np
 from codegen.kernels import repack
 from codegen.kernels.spec import Prepared
 from codegen.limits import check_shifts
-from codegen.lower.kernel import ConstArray, ScratchArg
 from codegen.ops.conv_geometry import WINDOW_FIELDS
-from codegen.ops.request import KernelRequest
+from codegen.ops.request import ConstArray, KernelRequest, ScratchArg
 from codegen.quant.linear import LinearInt8, fold_input_offset, graph_bias, linear_int8_params
 
 DSP_HEADERS = ("kiln_dsp.h",)

@@ -23,7 +23,7 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ir.graph import Node
 from codegen.kernels.spec import Prepared
-from codegen.lower.kernel import Arg
+from codegen.ops.request import Arg
 from codegen.ops.conv2d import float_bias_arg
 
 BLOCK = 16  # output channels of a full tile: four float32x4 accumulators per row

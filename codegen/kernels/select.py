@@ -11,16 +11,13 @@ every template has one).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from codegen.errors import KilnError
+from codegen.kernels.call import KernelCall, KernelContext
 from codegen.kernels.inplace import allow_elementwise_inplace
 from codegen.kernels.spec import REFERENCE, KernelFamily, KernelSpec, lookup
-from codegen.lower.kernel import KernelCall, ScratchArg
-from codegen.ops.request import KernelRequest
+from codegen.ops.request import KernelRequest, ScratchArg
 
-if TYPE_CHECKING:
-    from codegen.lower.context import LowerContext
 
 
 def select(request: KernelRequest, variants: tuple[str, ...],
@@ -41,7 +38,7 @@ def template_path(stem: str, variant: str) -> str:
     return f"kernels/{variant}/{stem}.c.j2"
 
 
-def lower_request(request: KernelRequest, ctx: "LowerContext") -> KernelCall:
+def lower_request(request: KernelRequest, ctx: KernelContext) -> KernelCall:
     """Append the call that computes `request` on ctx's target: its spec chosen, its parameter
     block and constants prepared, its in-place reuse declared."""
     spec = select(request, ctx.target.variants, ctx.reference_stems)
@@ -71,7 +68,7 @@ def planned(call: KernelCall, taken: bool) -> KernelCall:
                    function=f"kiln_{call.inplace_kernel}", args=args, inplace_ok=list(call.inplace_ok))
 
 
-def planned_calls(ctx: "LowerContext", plan) -> list[KernelCall]:
+def planned_calls(ctx: KernelContext, plan) -> list[KernelCall]:
     """The calls as emitted: a call whose in-place pair the memory plan took runs the in-place
     alternative its kernel declared; every other call is the lowered one."""
     chosen = set(plan.aliases)

@@ -19,13 +19,11 @@ variables, derived from the C type table of codegen/ir/types.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, is_dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, get_type_hints
+from typing import Any, ClassVar, Mapping, get_type_hints
 
+from codegen.kernels.call import KernelCall, KernelContext
 from codegen.ops.request import ConstArray, KernelRequest, ScratchArg
 
-if TYPE_CHECKING:
-    from codegen.lower.context import LowerContext
-    from codegen.lower.kernel import KernelCall
 
 REFERENCE = "reference"
 
@@ -94,12 +92,12 @@ class KernelSpec:
         return True
 
     @classmethod
-    def prepare(cls, request: KernelRequest, ctx: "LowerContext") -> Prepared:
+    def prepare(cls, request: KernelRequest, ctx: KernelContext) -> Prepared:
         """The parameter block, arguments and headers of the call (`ctx` registers constants)."""
         return Prepared(dict(request.params), tuple(request.args), tuple(request.headers) + cls.headers)
 
     @classmethod
-    def declare(cls, call: "KernelCall", ctx: "LowerContext") -> None:
+    def declare(cls, call: KernelCall, ctx: KernelContext) -> None:
         """In-place reuse this kernel allows for `call` (default: none); codegen/kernels/inplace.py."""
 
 
@@ -129,7 +127,7 @@ class SameParams(KernelSpec):
     it declares its own."""
 
     @classmethod
-    def prepare(cls, request: KernelRequest, ctx: "LowerContext") -> Prepared:
+    def prepare(cls, request: KernelRequest, ctx: KernelContext) -> Prepared:
         reference = _spec_of(cls.kernel, REFERENCE)
         if cls.variant == REFERENCE or reference is None or reference.Params is None:
             return super().prepare(request, ctx)
@@ -156,7 +154,7 @@ class TypedSpec(KernelSpec):
         return 0
 
     @classmethod
-    def prepare(cls, request: KernelRequest, ctx: "LowerContext") -> Prepared:
+    def prepare(cls, request: KernelRequest, ctx: KernelContext) -> Prepared:
         node = request.node
         args = tuple(request.args) or tuple(ctx.tensor(v) for v in (*node.inputs, *node.outputs) if v)
         scratch = cls.scratch_bytes(request)
@@ -181,7 +179,7 @@ class KernelFamily(TypedSpec):
     members: ClassVar[Mapping[str, Mapping[str, Any]]] = {}  # kernel name -> template variables
 
     @classmethod
-    def prepare(cls, request: KernelRequest, ctx: "LowerContext") -> Prepared:
+    def prepare(cls, request: KernelRequest, ctx: KernelContext) -> Prepared:
         if cls.Params is None:  # the op's fields and arguments
             return super(TypedSpec, cls).prepare(request, ctx)
         return super().prepare(request, ctx)

@@ -9,6 +9,7 @@ import numpy as np
 
 from codegen.ir.graph import Graph, Node
 from codegen.ir.types import np_dtype
+from codegen.kernels.select import lower_request
 from codegen.lower.kernel import Arg, ConstArray, KernelCall, ParamValue, TensorArg
 from codegen.ops.request import KernelRequest
 from codegen.targets import Target
@@ -77,8 +78,6 @@ class LowerContext:
     # -- program -------------------------------------------------------------------------
     def request(self, request: KernelRequest) -> KernelCall:
         """Append the call the kernel registry chooses for `request`."""
-        from codegen.kernels.select import lower_request  # kernels build on this context
-
         return lower_request(request, self)
 
     def append_call(self, request: KernelRequest, variant: str, params: dict[str, ParamValue],

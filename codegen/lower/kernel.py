@@ -1,42 +1,11 @@
-"""What lowering produces: kernel calls with their parameters, and the constant arrays they read."""
+"""What lowering produces: kernel calls with their parameters, and the constant arrays they read.
+
+The vocabulary is defined where it is made: arguments beside the op's kernel request
+(codegen/ops/request.py), the call by the kernel registry (codegen/kernels/call.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-# The argument vocabulary of kernel requests and calls, defined beside the request.
+from codegen.kernels.call import KernelCall
 from codegen.ops.request import Arg, ConstArray, ParamValue, ScratchArg, TensorArg
 
 __all__ = ["Arg", "ConstArray", "KernelCall", "ParamValue", "ScratchArg", "TensorArg"]
-
-
-@dataclass
-class KernelCall:
-    """One call in the generated `run` function."""
-
-    cname: str  # readable C name of this call, e.g. "conv2d_3"
-    kernel: str  # kernel name, e.g. "conv2d_s8" (a generated kernel's: its template stem, "__", a digest)
-    function: str  # C function the template defines, e.g. "kiln_conv2d_s8"
-    params: dict[str, ParamValue]
-    args: list[Arg]
-    writes: list[str]  # values this call writes (its outputs)
-    origin: tuple[str, ...]  # source-model node names, for the comment at the call
-    headers: tuple[str, ...] = ()  # headers the kernel needs ("math.h", "kiln_quant.h")
-    reads: list[str] = field(default_factory=list)  # values this call reads
-    # In-place reuse this call allows (ctx.allow_inplace): (output, input) value pairs whose
-    # storage may coincide; the memory planner decides. `inplace_kernel`: the kernel to call
-    # instead when a chosen pair needs another algorithm (same params, same args, then a
-    # scratch temp of `inplace_temp` bytes); None when the kernel itself is safe in place.
-    inplace_ok: list[tuple[str, str]] = field(default_factory=list)
-    inplace_kernel: str | None = None
-    inplace_temp: int = 0
-    # Partial overlap instead of the same address: the input may start this many bytes (or
-    # more) above the output, the kernel only overwriting input it has consumed (convolution).
-    inplace_overlap: int | None = None
-    # Variables the kernel's template is rendered with, for a kernel generated per call site
-    # (a fused chain: kernel "<template stem>__<digest>"); () for the fixed kernels.
-    template_vars: tuple = ()
-    # The spec that computes it (codegen/kernels/select.py): its variant and template stem,
-    # rendered from templates/kernels/<variant>/<template>.c.j2.
-    variant: str = "reference"
-    template: str = ""

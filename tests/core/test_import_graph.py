@@ -21,15 +21,16 @@ def _modules() -> dict[str, Path]:
     return mods
 
 
-def _imports(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
-    """Modules of codegen that `name` imports anywhere but in a TYPE_CHECKING block; a
-    package's imports of its own submodules are left out (they are its contents)."""
+def _imports(name: str, path: Path, mods: dict[str, Path], type_only: bool = False) -> set[str]:
+    """Modules of codegen that `name` imports anywhere but in a TYPE_CHECKING block (with
+    `type_only`, there too); a package's imports of its own submodules are left out (they are
+    its contents)."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test) and not type_only:
                 continue
             if isinstance(child, ast.Import):
                 found.update(a.name for a in child.names)
@@ -46,9 +47,9 @@ def _imports(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
     return {m for m in found if m in mods and m != name and not m.startswith(name + ".")}
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(type_only: bool = False) -> dict[str, set[str]]:
     mods = _modules()
-    return {name: _imports(name, path, mods) for name, path in mods.items()}
+    return {name: _imports(name, path, mods, type_only) for name, path in mods.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -115,3 +116,27 @@ def test_passes_import_no_later_stage():
     back = sorted((m, d) for m, deps in _graph().items() if m.startswith("codegen.passes")
                   for d in deps if d.startswith(later))
     assert back == []
+
+
+# The compiler's stages in the order they run, each a package of codegen/ (one tuple: a layer
+# whose packages may import each other). An arrow may only point to the same or an earlier
+# layer, type-only imports included: the kernel registry writes into no lowering context it
+# imports, lowering asks the registry (codegen/lower/context.py -> codegen/kernels/select.py).
+STAGES = (("ir", "ops", "quant"), ("passes",), ("fusion",), ("kernels",), ("lower",), ("memory",), ("emit",))
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    return next((k for k, layer in enumerate(STAGES) if len(parts) > 1 and parts[1] in layer), None)
+
+
+def test_stages_import_only_earlier_stages():
+    back = sorted((m, d) for m, deps in _graph(type_only=True).items() if _layer(m) is not None
+                  for d in deps if _layer(d) is not None and _layer(d) > _layer(m))
+    assert back == []
+
+
+def test_no_import_cycles_among_type_only_imports_of_the_stages():
+    staged = {m: {d for d in deps if _layer(d) is not None}
+              for m, deps in _graph(type_only=True).items() if _layer(m) is not None}
+    assert _cycles(staged) == []

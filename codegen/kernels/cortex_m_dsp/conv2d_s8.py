@@ -9,7 +9,7 @@ from codegen.kernels import repack
 from codegen.kernels.inplace import allow_pair_conv_overlap
 from codegen.kernels.linear import DSP_HEADERS, ConvShape, OutputStage, dsp_requant, int8_prepared, weights
 from codegen.kernels.spec import KernelSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 DSP_LOOP_HEADERS = DSP_HEADERS + ("kiln_dsp_loops.h",)  # the assembly loops of runtime_c/kiln_dsp_loops.h

@@ -11,7 +11,7 @@ from codegen.kernels.inplace import allow_rows_depthwise_overlap
 from codegen.kernels.linear import (DepthwiseShape, OutputStage, depthwise_rows_bytes, dsp_requant, int8_prepared,
                                     weights)
 from codegen.kernels.spec import KernelSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from codegen.kernels import repack
 from codegen.kernels.linear import DSP_HEADERS, OutputStage, RowsShape, dsp_requant, int8_prepared, weights
 from codegen.kernels.spec import KernelSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from codegen.kernels import repack
 from codegen.kernels.inplace import allow_pair_conv_overlap
 from codegen.kernels.linear import MVE_HEADERS, ConvShape, OutputStage, int8_prepared, vector_requant, weights
 from codegen.kernels.spec import KernelSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from codegen.kernels.inplace import allow_rows_depthwise_overlap
 from codegen.kernels.linear import (MVE_HEADERS, DepthwiseShape, OutputStage, depthwise_rows_bytes, int8_prepared,
                                     vector_requant, weights)
 from codegen.kernels.spec import KernelSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)

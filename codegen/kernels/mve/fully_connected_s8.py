@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from codegen.kernels import repack
 from codegen.kernels.linear import MVE_HEADERS, OutputStage, RowsShape, int8_prepared, vector_requant, weights
 from codegen.kernels.spec import KernelSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from codegen.kernels.inplace import allow_conv_overlap
 from codegen.kernels.linear import ConvShape, FloatClamp
 from codegen.kernels.repack_f32 import ROWS, gemm_panels, neon_constant
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ScratchArg
+from codegen.ops.request import ScratchArg
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from codegen.kernels import repack
 from codegen.kernels.linear import (NEON_HEADERS, NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT, ConvShape, OutputStage,
                                     int8_prepared, vector_requant, weights)
 from codegen.kernels.spec import KernelSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)

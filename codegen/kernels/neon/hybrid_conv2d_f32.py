@@ -12,7 +12,7 @@ import numpy as np
 from codegen.kernels import repack
 from codegen.kernels.linear import NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT, ConvShape, FloatClamp, weights
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray, ScratchArg
+from codegen.ops.request import ConstArray, ScratchArg
 from codegen.ops.hybrid_conv2d import weight_scales
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from codegen.kernels.inplace import allow_conv_overlap
 from codegen.kernels.linear import ConvShape, OutputStage, output_stage, quant, weights
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 QUANT_HEADERS = ("kiln_quant.h",)
 

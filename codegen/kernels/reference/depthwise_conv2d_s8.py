@@ -9,7 +9,7 @@ from codegen.kernels.inplace import allow_depthwise_inplace
 from codegen.kernels.linear import DepthwiseShape, OutputStage, weights
 from codegen.kernels.reference.conv2d_s8 import QUANT_HEADERS, int8_linear_fields
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from codegen.kernels.linear import OutputStage, RowsShape, weights
 from codegen.kernels.reference.conv2d_s8 import QUANT_HEADERS, int8_linear_fields
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)
