@@ -7,13 +7,14 @@ shapes, constant data), adds Kiln nodes with `ctx.add` and binds the ONNX output
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import onnx
 
 from codegen import limits
 from codegen.errors import KilnError
+from codegen.frontends.converters import ConverterTable, op_attrs
 from codegen.ir.builder import GraphBuilder, dtype_of
 from codegen.ir.types import Quant, Value, compute_dtype, dtype_name
 from codegen.frontends.onnx.reader import OnnxNode, tensor_array
@@ -24,26 +25,16 @@ Converter = Callable[["ConvertContext", OnnxNode], None]
 QUANT_KEEPING = frozenset({"Reshape", "Transpose", "MaxPool2D"})
 
 # ONNX op type -> converter; filled by the ops_* modules of this package.
-CONVERTERS: dict[str, Converter] = {}
+CONVERTERS: ConverterTable[Converter] = ConverterTable("ONNX")
+converter = CONVERTERS.converts  # @converter("Op", "domain.Op"): the shared idiom (codegen/frontends/converters.py)
 
 
-def declared_attrs(node: OnnxNode, op: str) -> dict[str, Any]:
-    """The attributes the ONNX node sets among those the Kiln op `op` declares under the same
-    names (codegen/ops/<op>.py: the attribute schema, declared once); an attribute the node
-    leaves out takes the op's default there."""
-    from codegen.ops.registry import get_op
-
-    return {k: node.attr(k) for k in get_op(op).attributes if node.attr(k) is not None}
-
-
-def converter(*op_types: str) -> Callable[[Converter], Converter]:
-    def register(fn: Converter) -> Converter:
-        for op_type in op_types:
-            if op_type in CONVERTERS:
-                raise ValueError(f"ONNX converter for {op_type} registered twice")
-            CONVERTERS[op_type] = fn
-        return fn
-    return register
+def declared_attrs(node: OnnxNode, op: str, names: Mapping[str, str | None] | None = None,
+                   convert: Mapping[str, Callable[[Any], Any]] | None = None) -> dict[str, Any]:
+    """The attributes the ONNX node sets among those the Kiln op `op` declares (codegen/ops/<op>.py:
+    the attribute schema and its defaults, declared once), an ONNX name differing from the op's
+    given in `names`; an attribute the node leaves out takes the op's default there."""
+    return op_attrs(op, node.attr, names, convert)
 
 
 class ConvertContext:

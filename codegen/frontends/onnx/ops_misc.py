@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from onnx.reference import ReferenceEvaluator
 
-from codegen.frontends.onnx.context import ConvertContext, converter
+from codegen.frontends.onnx.context import ConvertContext, converter, declared_attrs
 from codegen.frontends.onnx.ops_shape import norm_axis
 from codegen.frontends.onnx.reader import OnnxNode, _short
 
@@ -139,10 +139,10 @@ def convert_causal_conv(ctx, node):
 @converter("GridSample")
 def convert_grid_sample(ctx, node):
     """Opset 16 names the modes bilinear / bicubic, later opsets linear / cubic."""
-    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(node.attr("mode", "linear"), node.attr("mode", "linear"))
     ctx.add(node, "GridSample", [ctx.kiln(node.input(0)), ctx.kiln(node.input(1))], out=node.outputs[0],
-            mode=mode, padding_mode=node.attr("padding_mode", "zeros"),
-            align_corners=bool(node.attr("align_corners", 0)))
+            **declared_attrs(node, "GridSample", convert={
+                "mode": lambda mode: {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode),
+                "align_corners": bool}))
 
 
 @converter("DFT", "STFT")

@@ -8,8 +8,9 @@ import numpy as np
 from onnx import numpy_helper
 
 from codegen.frontends.onnx import ml_trees, ngram_trie
-from codegen.frontends.onnx.context import converter
+from codegen.frontends.onnx.context import converter, declared_attrs
 from codegen.frontends.onnx.ml_trees import floats, ints
+from codegen.ops.registry import get_op
 
 DOMAIN = "ai.onnx.ml"
 
@@ -152,13 +153,22 @@ def _binary_classifier(ctx, node, labels: list[int]) -> None:
     ctx.add(node, "Concat", [other, p], out=node.outputs[1], axis=1)
 
 
+# ONNX's names of the TfIdfVectorizer attributes Kiln's op declares (its defaults are the op's);
+# the pool, counts and weights become the op's trie and weight tables below.
+_TFIDF_NAMES = {"min_gram": "min_gram_length", "max_gram": "max_gram_length", "max_skip": "max_skip_count",
+                "child_begin": None, "keys": None, "slots": None, "weights": None, "size": None}
+_TFIDF_INTS = {"min_gram": int, "max_gram": int, "max_skip": int}
+
+
 @converter("TfIdfVectorizer")
 def convert_tfidf_vectorizer(ctx, node):
     """Integer tokens [C] or [N, C] -> n-gram counts or weights [(N,) max(ngram_indexes) + 1]."""
     if node.attr("pool_strings") is not None:
         raise node.error("pool_strings is not supported (Kiln has no string tensors; pool_int64s is)")
     indexes = ints(node, "ngram_indexes")
-    min_gram, max_gram = int(node.attr("min_gram_length", 1)), int(node.attr("max_gram_length", 1))
+    attrs = declared_attrs(node, "TfIdfVectorizer", names=_TFIDF_NAMES, convert=_TFIDF_INTS)
+    defaults = get_op("TfIdfVectorizer").attributes
+    min_gram, max_gram = (attrs.get(k, defaults[k]) for k in ("min_gram", "max_gram"))
     trie = ngram_trie.pool_trie(ints(node, "pool_int64s"), ints(node, "ngram_counts"), indexes, min_gram, max_gram,
                                 node.error)
     size = max(indexes, default=-1) + 1
@@ -168,9 +178,9 @@ def convert_tfidf_vectorizer(ctx, node):
     if weights:  # weights[j] belongs to n-gram j (as in the spec and onnxruntime): moved to its coordinate
         weights = np.ones(size, np.float32)
         weights[indexes] = node.attr("weights")
-    ctx.add(node, "TfIdfVectorizer", [ctx.kiln(node.input(0))], out=node.outputs[0], mode=node.attr("mode", "TF"),
-            min_gram=min_gram, max_gram=max_gram, max_skip=int(node.attr("max_skip_count", 0)), size=size,
-            weights=tuple(float(np.float32(w)) for w in weights), **trie)
+    ctx.add(node, "TfIdfVectorizer", [ctx.kiln(node.input(0))], out=node.outputs[0],
+            **{**attrs, "min_gram": min_gram, "max_gram": max_gram, "size": size,
+               "weights": tuple(float(np.float32(w)) for w in weights), **trie})
 
 
 _LABEL_TYPES = ("float32", "int64", "int32", "int16")

@@ -20,11 +20,14 @@ from codegen.frontends.onnx.context import CONVERTERS, ConvertContext, converter
 from codegen.frontends.onnx.ops_integer import EXACT_FLOAT32_SUM
 from codegen.frontends.onnx.ops_quant import _centered
 from codegen.frontends.onnx.reader import OnnxNode
+from codegen.ops.registry import get_op
 
 MS = "com.microsoft."
 
-_ACTIVATION_PARAMS = {"Relu": (), "Tanh": (), "Sigmoid": (), "LeakyRelu": ("alpha",), "Clip": ("min", "max"),
-                      "HardSigmoid": ("alpha", "beta")}
+# activation -> the names of its `activation_params`, in order: the attributes its Kiln op
+# declares (codegen/ops/leaky_relu.py, clip.py, hard_sigmoid.py: alpha; min, max; alpha, beta)
+_ACTIVATION_PARAMS = {"Relu": (), **{act: tuple(get_op(act).attributes)
+                                     for act in ("Tanh", "Sigmoid", "LeakyRelu", "Clip", "HardSigmoid")}}
 
 
 def _run(ctx: ConvertContext, node: OnnxNode, op: str, inputs: list[str], attrs: dict | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from codegen.frontends.converters import ConverterTable
 from codegen.frontends.tflite.importer import OpContext
 
 SAME, VALID = 0, 1  # tflite.Padding
@@ -36,15 +37,14 @@ class Converter:
             raise ctx.error(f"has {len(ctx.op.outputs)} outputs, expected {self.outputs}")
 
 
-CONVERTERS: dict[str, Converter] = {}
+CONVERTERS: ConverterTable[Converter] = ConverterTable(
+    "TFLite", lambda fn, inputs=(1, 1), outputs=1: Converter(fn, inputs, outputs))
 
 
 def converts(*codes: str, inputs: tuple[int, int | None] = (1, 1), outputs: int | None = 1):
-    def register(fn: Callable[[OpContext], None]) -> Callable[[OpContext], None]:
-        for code in codes:
-            CONVERTERS[code] = Converter(fn, inputs, outputs)
-        return fn
-    return register
+    """@converts("BUILTIN", inputs=(required, maximum), outputs=n): the shared idiom
+    (codegen/frontends/converters.py) with the arity TFLite checks before converting."""
+    return CONVERTERS.converts(*codes, inputs=inputs, outputs=outputs)
 
 
 # -- helpers -----------------------------------------------------------------------------------
