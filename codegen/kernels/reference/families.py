@@ -10,7 +10,7 @@ expression, nothing here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, make_dataclass, replace
 
 from codegen.ir.types import C_SUFFIX, C_TYPES, INTEGER_DTYPES, int_bits, wrap_ctype
 from codegen.kernels.reference.mean import ReduceLoops
@@ -19,6 +19,7 @@ from codegen.ops.float_unary import FloatUnaryOp
 from codegen.ops.fused_elementwise import INT8_BINARY
 from codegen.ops.registry import all_ops
 from codegen.ops.request import ConstArray
+from codegen.quant.params import AddSubParams, MulParams
 
 
 @dataclass(frozen=True)
@@ -44,35 +45,17 @@ class Broadcast2:
     b_strides: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class AddQ:
-    """kiln_quant.h's kiln_add_params: TFLM's Add / Sub constants (codegen.quant.AddSubParams)."""
-
-    left_shift: int
-    input1_offset: int
-    input1_multiplier: int
-    input1_shift: int
-    input2_offset: int
-    input2_multiplier: int
-    input2_shift: int
-    output_offset: int
-    output_multiplier: int
-    output_shift: int
-    act_min: int
-    act_max: int
+def _c_block(name: str, constants: type) -> type:
+    """kiln_quant.h's struct of an int8 binary op's constants: codegen.quant's dataclass of them,
+    its activation bounds named as the C struct names them (act_min, act_max)."""
+    renamed = {"activation_min": "act_min", "activation_max": "act_max"}
+    block = make_dataclass(name, [(renamed.get(f.name, f.name), int) for f in fields(constants)], frozen=True)
+    block.__module__ = __name__
+    return block
 
 
-@dataclass(frozen=True)
-class MulQ:
-    """kiln_quant.h's kiln_mul_params: TFLM's Mul constants (codegen.quant.MulParams)."""
-
-    input1_offset: int
-    input2_offset: int
-    output_offset: int
-    output_multiplier: int
-    output_shift: int
-    act_min: int
-    act_max: int
+AddQ = _c_block("AddQ", AddSubParams)  # kiln_add_params: TFLM's Add / Sub constants
+MulQ = _c_block("MulQ", MulParams)  # kiln_mul_params: TFLM's Mul constants
 
 
 # The C struct of each int8 binary op's constants -> its block.
