@@ -202,6 +202,9 @@ def _variants_manifest(lib: Library, ctx: LibraryCtx) -> dict:
     manifest.update(model_file=ctx.model_file, model_sha256=ctx.model_sha256, weights_bytes=ctx.weights_bytes,
                     weights_separate_builds_bytes=sum(m.result.manifest["weights_bytes"] for m in lib.members),
                     weights_shared_bytes=sum(b for s, b in shared.nbytes.items() if shared.users[s] > 1))
+    kernels = lib.kernels
+    manifest["kernels_shared"] = [k.kernel for k in kernels.shared]
+    manifest["kernels_shared_in"] = f"{lib.name}_kernels.c" if kernels.shared else None
     manifest["variants"] = []
     for m in lib.members:
         used = set(shared.symbols[m.name].values())
@@ -211,6 +214,8 @@ def _variants_manifest(lib: Library, ctx: LibraryCtx) -> dict:
             "weights_bytes": sum(shared.nbytes[s] for s in used),
             "weights_shared_bytes": sum(shared.nbytes[s] for s in used if shared.users[s] > 1),
             "weights_own_bytes": sum(shared.nbytes[s] for s in used if shared.users[s] == 1),
+            "kernels_shared": kernels.shared_by(m.name),
+            "kernels_own": [{"kernel": k, "why": why} for k, why in sorted(kernels.own[m.name].items())],
             "inputs": m.result.manifest["inputs"], "outputs": m.result.manifest["outputs"]})
     return manifest
 

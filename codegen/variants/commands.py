@@ -19,6 +19,7 @@ from codegen.variants.bounded import at_extent, compile_bounded, cut, default_ex
 from codegen.variants.build import compile_models, compile_variants
 from codegen.variants.library import Library, member_view
 from codegen.variants.spec import parse_variants
+from codegen.variants.tflite_extent import reference_for_shapes
 
 
 def build_library(args, options: CompileOptions) -> Library:
@@ -75,15 +76,18 @@ def verify_library(model: Path, options: CompileOptions, variants: list[str], *,
     from codegen.verify.run import compare_with_reference, run_on_target
     from codegen.verify.samples import random_samples
 
-    lib = compile_variants(model, options, parse_variants(variants, model))
+    specs = parse_variants(variants, model)
+    lib = compile_variants(model, options, specs)
     checks = []
-    for m in lib.members:
-        view = member_view(lib, m)
-        inputs = random_samples(view.manifest["inputs"], samples, seed)
-        with progress.step(f"variant {m.name}: running {samples} samples"):
-            got = run_on_target(view, options, inputs, sanitize=sanitize)
-        checks.append(MemberCheck(m.name, m.description, compare_with_reference(model, view.manifest, inputs, got,
-                                                                                tolerance_lsb)))
+    with tempfile.TemporaryDirectory(prefix="kiln-variant-") as tmp:
+        for m, spec in zip(lib.members, specs):
+            view = member_view(lib, m)
+            inputs = random_samples(view.manifest["inputs"], samples, seed)
+            with progress.step(f"variant {m.name}: running {samples} samples"):
+                got = run_on_target(view, options, inputs, sanitize=sanitize)
+            reference = reference_for_shapes(model, dict(spec.input_shapes), Path(tmp))
+            checks.append(MemberCheck(m.name, m.description,
+                                      compare_with_reference(reference, view.manifest, inputs, got, tolerance_lsb)))
     return checks
 
 

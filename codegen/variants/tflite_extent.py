@@ -60,3 +60,19 @@ def reference_at_extent(model: Path, extent: int, folder: Path) -> Path:
     except OSError as err:
         raise KilnError(f"cannot write the reference model at extent {extent}: {err}") from None
     return path
+
+
+def reference_for_shapes(model: Path, shapes: dict[str, tuple[int, ...]], folder: Path) -> Path:
+    """The model the reference runtime runs for a shape variant: an ONNX model itself, a TFLite
+    model with its open dimensions set to the size the variant gives them (one size for all)."""
+    if model.suffix.lower() != ".tflite":
+        return model
+    declared = tflite_declared_inputs(model)
+    sizes = {shape[k] for name, shape in shapes.items() if name in declared
+             for k, d in enumerate(declared[name]) if d is None and k < len(shape)}
+    if not sizes:
+        return model
+    if len(sizes) > 1:
+        raise KilnError(f"the variant gives the model's open dimensions the sizes {sorted(sizes)}: the reference "
+                        "runtime runs a TFLite model at one size of them")
+    return reference_at_extent(model, sizes.pop(), folder)
