@@ -179,6 +179,10 @@ def _parser() -> argparse.ArgumentParser:
     _add_compile_options(p)
     p.add_argument("--samples", type=int, default=1, help="number of random inputs to run (default 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--write-manifest", type=Path, metavar="DIR",
+                   help="with --variant or --max-shape: write the counts into the manifest of the library "
+                        "`kiln build` wrote to DIR with the same options (each variant's `instructions`, or "
+                        "`instructions_by_extent`)")
 
     p = sub.add_parser("analyze", help="per layer: op, kernel and variant, MACs, weights, activations, cost",
                        description="Compile the model for the target and print one row per kernel call: the ops, "
@@ -427,6 +431,8 @@ def _cmd_profile(args) -> int:
         from codegen.variants.commands import cmd_profile
 
         return cmd_profile(args, _options(args))
+    if args.write_manifest:
+        raise KilnError("--write-manifest updates a library's manifest: give --variant or --max-shape")
     options = _options(args)
     build = compile_model(args.model, options)
     _print_fit(build)

@@ -213,6 +213,12 @@ def cmd_profile(args, options: CompileOptions) -> int:
     from codegen.verify.profile import format_profile
 
     _one_kind(args, 1)
+    if args.write_manifest:  # the manifest to update, checked before the long measurement
+        from codegen.compiler import default_name
+        from codegen.variants.measured import library_manifest
+
+        library_manifest(args.write_manifest, options.name or default_name(args.model), args.model,
+                         options.target.name)
     profiles = profile_library(args.model, options, args.variant, samples=args.samples, seed=args.seed,
                                max_shapes=dict(args.max_shape))
     for name, description, prof in profiles:
@@ -220,5 +226,12 @@ def cmd_profile(args, options: CompileOptions) -> int:
     print("kiln profile: instructions from the call into the model to its return")
     for name, description, prof in profiles:
         print(f"  {name:<16} {description:<40} {min(prof.totals):>14,}")
+    if args.write_manifest:
+        from codegen.variants.measured import write_instructions
+
+        path = write_instructions(args.write_manifest, options.name or default_name(args.model), args.model,
+                                  options.target.name, profiles[0][2].board,
+                                  [(n, d, min(p.totals)) for n, d, p in profiles], bounded=bool(args.max_shape))
+        print(f"kiln profile: instructions written into {path}")
     sys.stdout.flush()
     return 0

@@ -18,7 +18,6 @@ from codegen.errors import KilnError
 from codegen.options import CompileOptions
 from codegen.targets import load_target
 from codegen.variants.bounded import compile_bounded, verify_bounded
-from codegen.variants.commands import profile_library
 from codegen.variants.tflite_extent import tflite_at_extent
 
 HOST = CompileOptions(load_target("host"))
@@ -88,15 +87,20 @@ def _mean_over_time(folder: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "int8"])
-def test_lstm_on_cortex_m4_bit_exact_and_linear_in_the_length(tmp_path, dtype):
+def test_lstm_on_cortex_m4_bit_exact_and_linear_in_the_length(tmp_path, dtype, capsys):
     options = CompileOptions(load_target("cortex-m4"))
     model = lstm_file(tmp_path, dtype)
     _, results = verify_bounded(model, options, MAX, samples=2, reference=per_length(tmp_path, dtype))
     assert all(r.ok for _, r in results)
     if dtype == "int8":
         assert all(o.max_abs_error == 0 for _, r in results for o in r.outputs)
-    profiles = profile_library(model, options, [], max_shapes=MAX, extents=(1, 8, 16))
-    c1, c8, c16 = (min(p.totals) for _, _, p in profiles)
+    # kiln profile at 1, 8 and 16 (its default extents), written into the build's manifest
+    out = tmp_path / "gen"
+    flags = ["--target", "cortex-m4", "--max-shape", "x=1,16,4"]
+    assert main(["build", str(model), *flags, "-o", str(out)]) == 0
+    assert main(["profile", str(model), *flags, "--write-manifest", str(out)]) == 0
+    capsys.readouterr()
+    counts = json.loads((out / f"{model.stem}.manifest.json").read_text())["bounded_dimension"]["instructions_by_extent"]
+    c1, c8, c16 = counts["1"], counts["8"], counts["16"]
     per_step = (c16 - c1) / 15
     assert c1 < c8 < c16 and abs((c8 - c1) - 7 * per_step) < 0.01 * (c8 - c1)
-    assert json.loads(json.dumps(profiles[0][1]))  # described

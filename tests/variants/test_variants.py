@@ -217,3 +217,18 @@ def test_tflite_variants_of_an_open_dimension_share_the_int8_lstm(tmp_path):
     assert "lstm_s8" in json.loads(lib.files["lstm.manifest.json"])["kernels_shared"]
     checks = verify_library(model, CompileOptions(load_target("host")), variants, samples=2, seed=0)
     assert all(c.result.ok and all(o.max_abs_error == 0 for o in c.result.outputs) for c in checks)
+
+
+def test_profile_writes_each_variants_instructions_into_the_manifest(seq_model, tmp_path, capsys):
+    variants = [a for v in ("x=1,8,8", "x=1,8,16") for a in ("--variant", v)]
+    out = tmp_path / "gen"
+    assert main(["build", str(seq_model), "--target", "cortex-m4", "-o", str(out), *variants]) == 0
+    assert main(["profile", str(seq_model), "--target", "cortex-m4", *variants, "--write-manifest", str(out)]) == 0
+    assert "instructions written into" in capsys.readouterr().out
+    manifest = json.loads((out / "seqcls.manifest.json").read_text())
+    counts = [v["instructions"] for v in manifest["variants"]]
+    assert 0 < counts[0] < counts[1] and manifest["instructions_measured"]["board"] == "mps2-an386"
+    # another target's build is not updated with these counts
+    assert main(["build", str(seq_model), "--target", "host", "-o", str(out), *variants]) == 0
+    assert main(["profile", str(seq_model), "--target", "cortex-m4", *variants, "--write-manifest", str(out)]) == 2
+    assert "for another target" in capsys.readouterr().err
