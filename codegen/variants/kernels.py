@@ -23,6 +23,7 @@ from codegen.kernels.select import planned_calls
 SPECIALISED = "specialised for this variant"
 ALONE = "used by this variant only"
 INSEPARABLE = "its parameter block is not separable from its code"
+OWN_CODE = "each variant's copy, specialised for its calls (see kernel_code)"
 _COMMENTS = re.compile(r"/\*.*?\*/", re.S)
 _SYSTEM_INCLUDE = re.compile(r"^#include <[\w./]+>\n", re.M)
 
@@ -66,9 +67,23 @@ def split_kernel(kernel: str, function: str, source: str) -> SharedKernel | None
                         rest[:e.start()] + signature + "\n{" + rest[e.end():])
 
 
-def share_kernels(members) -> KernelSharing:
+def kernel_code(options) -> tuple[bool, str]:
+    """Whether the variants share their kernels (--variant-kernels), and why. Sharing trades
+    speed for flash: a kernel in another C file is no longer specialised by the compiler for the
+    constant parameter block of each call (measured in bench/VARIANTS.md: +6 % instructions on
+    the Cortex-M4 at -O2 for 55 % less flash; twice the instructions on the Cortex-A72 at -O3)."""
+    if options.variant_kernels == "shared":
+        return True, "--variant-kernels shared"
+    if options.variant_kernels == "own":
+        return False, "--variant-kernels own"
+    if options.target.board is not None:
+        return True, f"{options.target.name} is a bare-metal target, where flash runs out first"
+    return False, f"{options.target.name} is not a bare-metal target: each variant's kernels are specialised for speed"
+
+
+def share_kernels(members, share: bool = True) -> KernelSharing:
     """Which kernels the members (codegen/variants/library.py's Member) share: used by two or
-    more, with the same source in all of them, and separable."""
+    more, with the same source in all of them, and separable (none unless `share`)."""
     sources, functions = {}, {}
     for m in members:
         calls = planned_calls(m.result.lowered, m.result.plan)
@@ -82,10 +97,11 @@ def share_kernels(members) -> KernelSharing:
     for kernel in sorted(users):
         texts = {sources[n][kernel] for n in users[kernel]}
         split = split_kernel(kernel, functions[kernel], next(iter(texts))) if len(texts) == 1 else None
-        if len(users[kernel]) > 1 and split is not None:
+        if share and len(users[kernel]) > 1 and split is not None:
             shared.append(split)
             continue
-        why = ALONE if len(users[kernel]) == 1 else SPECIALISED if len(texts) > 1 else INSEPARABLE
+        why = (ALONE if len(users[kernel]) == 1 else SPECIALISED if len(texts) > 1
+               else INSEPARABLE if share else OWN_CODE)
         for n in users[kernel]:
             own[n][kernel] = why
     return KernelSharing(tuple(shared), own, {n: tuple(sorted(k)) for n, k in sources.items()})

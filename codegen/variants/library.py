@@ -23,7 +23,7 @@ from codegen.ir.types import C_TYPES
 from codegen.lower.kernel import ConstArray
 from codegen.options import CompileOptions
 from codegen.resources import RUNTIME_C
-from codegen.variants.kernels import KernelSharing, kernel_files, share_kernels
+from codegen.variants.kernels import KernelSharing, kernel_code, kernel_files, share_kernels
 
 
 @dataclass
@@ -103,7 +103,7 @@ def render_members(lib: Library, options: CompileOptions, *, share: bool,
     arena_header = f"{lib.name}_arena.h"
     if share:
         lib.shared = share_constants(lib.members, lib.name)
-        lib.kernels = share_kernels(lib.members)
+        lib.kernels = share_kernels(lib.members, kernel_code(options)[0])
     shared_kernels = frozenset(k.kernel for k in lib.kernels.shared) if lib.kernels else frozenset()
     kernels_c = [f"{lib.name}_kernels.c"] if shared_kernels else []
     for m in lib.members:

@@ -24,6 +24,7 @@ from tests.variants.models import seq_classifier
 
 SEQ = ["x=1,8,32", "x=1,8,64", "x=1,8,128"]
 HERE = Path(__file__).resolve().parent
+SHARED = CompileOptions(load_target("host"), variant_kernels="shared")  # auto: own on the host
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def seq_model(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def seq_library(seq_model):
-    return compile_variants(seq_model, CompileOptions(load_target("host")), parse_variants(SEQ, seq_model))
+    return compile_variants(seq_model, SHARED, parse_variants(SEQ, seq_model))
 
 
 def test_items_are_shapes_or_values_by_the_models_inputs(seq_model, tmp_path):
@@ -95,6 +96,16 @@ def test_kernels_the_variants_share_are_defined_once(seq_library):
         assert '#include "seqcls_kernels.h"' in src
     assert lib.files["seqcls_kernels.c"].count("void kiln_conv2d_f32(") == 1
     assert "#define kiln_conv2d_f32 seqcls_kiln_conv2d_f32" in lib.files["seqcls_kernels.h"]
+    assert manifest["variant_kernels"] == {"shared": True, "why": "--variant-kernels shared"}
+
+
+@pytest.mark.parametrize("target, shared", [("host", False), ("cortex-a72", False), ("cortex-m4", True)])
+def test_kernels_are_shared_by_default_on_bare_metal_targets(seq_model, target, shared):
+    lib = compile_variants(seq_model, CompileOptions(load_target(target)), parse_variants(SEQ[:2], seq_model))
+    manifest = json.loads(lib.files["seqcls.manifest.json"])
+    assert manifest["variant_kernels"]["shared"] is shared and ("seqcls_kernels.c" in lib.files) is shared
+    own = manifest["variants"][0]["kernels_own"]
+    assert (own == []) is shared and ("void kiln_conv2d_f32(" in lib.files["seqcls_v0.c"]) is not shared
 
 
 def test_a_kernel_whose_block_is_not_first_stays_in_each_variant():
@@ -135,7 +146,7 @@ def test_dispatcher_selects_by_shape_and_refuses_others(seq_library, seq_model, 
 
 
 def test_every_variant_verified_as_it_links_in_the_library(seq_model):
-    checks = verify_library(seq_model, CompileOptions(load_target("host")), SEQ, samples=2, seed=0)
+    checks = verify_library(seq_model, SHARED, SEQ, samples=2, seed=0)
     assert [c.name for c in checks] == ["seqcls_v0", "seqcls_v1", "seqcls_v2"]
     assert all(c.result.ok for c in checks)
 
@@ -213,9 +224,9 @@ def test_tflite_variants_of_an_open_dimension_share_the_int8_lstm(tmp_path):
     model = tmp_path / "lstm.tflite"
     model.write_bytes(lstm_model(steps=16, dtype="int8", open_steps=True, features=4, hidden=8))
     variants = ["x=1,4,4", "x=1,16,4"]
-    lib = compile_variants(model, CompileOptions(load_target("host")), parse_variants(variants, model))
+    lib = compile_variants(model, SHARED, parse_variants(variants, model))
     assert "lstm_s8" in json.loads(lib.files["lstm.manifest.json"])["kernels_shared"]
-    checks = verify_library(model, CompileOptions(load_target("host")), variants, samples=2, seed=0)
+    checks = verify_library(model, SHARED, variants, samples=2, seed=0)
     assert all(c.result.ok and all(o.max_abs_error == 0 for o in c.result.outputs) for c in checks)
 
 
