@@ -215,10 +215,11 @@ def cmd_profile(args, options: CompileOptions) -> int:
     _one_kind(args, 1)
     if args.write_manifest:  # the manifest to update, checked before the long measurement
         from codegen.compiler import default_name
+        from codegen.variants.kernels import kernel_code
         from codegen.variants.measured import library_manifest
 
         library_manifest(args.write_manifest, options.name or default_name(args.model), args.model,
-                         options.target.name)
+                         options.target.name, None if args.max_shape else kernel_code(options)[0])
     profiles = profile_library(args.model, options, args.variant, samples=args.samples, seed=args.seed,
                                max_shapes=dict(args.max_shape))
     for name, description, prof in profiles:
@@ -227,11 +228,13 @@ def cmd_profile(args, options: CompileOptions) -> int:
     for name, description, prof in profiles:
         print(f"  {name:<16} {description:<40} {min(prof.totals):>14,}")
     if args.write_manifest:
+        from codegen.variants.kernels import kernel_code
         from codegen.variants.measured import write_instructions
 
         path = write_instructions(args.write_manifest, options.name or default_name(args.model), args.model,
                                   options.target.name, profiles[0][2].board,
-                                  [(n, d, min(p.totals)) for n, d, p in profiles], bounded=bool(args.max_shape))
+                                  [(n, d, min(p.totals)) for n, d, p in profiles], bounded=bool(args.max_shape),
+                                  shared_kernels=kernel_code(options)[0])
         print(f"kiln profile: instructions written into {path}")
     sys.stdout.flush()
     return 0

@@ -70,8 +70,9 @@ def split_kernel(kernel: str, function: str, source: str) -> SharedKernel | None
 def kernel_code(options) -> tuple[bool, str]:
     """Whether the variants share their kernels (--variant-kernels), and why. Sharing trades
     speed for flash: a kernel in another C file is no longer specialised by the compiler for the
-    constant parameter block of each call (measured in bench/VARIANTS.md: +6 % instructions on
-    the Cortex-M4 at -O2 for 55 % less flash; twice the instructions on the Cortex-A72 at -O3)."""
+    constant parameter block of each call (bench/VARIANTS.md, Cortex-M4 at -O2: +0.2 % instructions
+    on KWS int8, +6 % on a small float CNN whose three variants take 1,068 B less flash; twice
+    the instructions on the Cortex-A72 at -O3)."""
     if options.variant_kernels == "shared":
         return True, "--variant-kernels shared"
     if options.variant_kernels == "own":

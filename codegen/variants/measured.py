@@ -16,8 +16,10 @@ from pathlib import Path
 from codegen.errors import KilnError
 
 
-def library_manifest(folder: Path, name: str, model: Path, target: str) -> tuple[Path, dict]:
-    """The manifest to update, checked to come from the same model and target (before measuring)."""
+def library_manifest(folder: Path, name: str, model: Path, target: str,
+                     shared_kernels: bool | None = None) -> tuple[Path, dict]:
+    """The manifest to update, checked to come from the same model and target and, for shape
+    variants, the same kernel code (`shared_kernels`; None: a bounded dimension), before measuring."""
     path = folder / f"{name}.manifest.json"
     try:
         manifest = json.loads(path.read_text())
@@ -27,6 +29,10 @@ def library_manifest(folder: Path, name: str, model: Path, target: str) -> tuple
     if manifest.get("model_sha256") != sha or manifest.get("target") != target:
         raise KilnError(f"--write-manifest: {path.name} was built from another model or for another target "
                         f"than {model.name} on {target}; build it again with the same options", where=str(path))
+    built = manifest.get("variant_kernels", {}).get("shared")
+    if shared_kernels is not None and built is not shared_kernels:
+        raise KilnError(f"--write-manifest: {path.name} was built with {'shared' if built else 'own'} kernel code, "
+                        "and would be measured with the other; give the same --variant-kernels", where=str(path))
     return path, manifest
 
 
@@ -38,10 +44,11 @@ def _write(path: Path, manifest: dict) -> None:
 
 
 def write_instructions(folder: Path, name: str, model: Path, target: str, board: str,
-                       counts: list[tuple[str, str, int]], *, bounded: bool) -> Path:
+                       counts: list[tuple[str, str, int]], *, bounded: bool, shared_kernels: bool) -> Path:
     """`counts`: (variant name or "extent N", description, instructions per inference). Each
-    variant of the manifest gets its `instructions`; a bounded dimension gets `instructions_by_extent`."""
-    path, manifest = library_manifest(folder, name, model, target)
+    variant of the manifest gets its `instructions`; a bounded dimension gets `instructions_by_extent`.
+    `shared_kernels`: the kernel code measured (codegen/variants/kernels.py), the build's own."""
+    path, manifest = library_manifest(folder, name, model, target, None if bounded else shared_kernels)
     measured = {"by": "kiln profile", "board": board, "what": "instructions from the call into the model to "
                 "its return, QEMU counting plugin, fewest over the samples"}
     if bounded:

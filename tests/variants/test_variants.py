@@ -239,7 +239,10 @@ def test_profile_writes_each_variants_instructions_into_the_manifest(seq_model, 
     manifest = json.loads((out / "seqcls.manifest.json").read_text())
     counts = [v["instructions"] for v in manifest["variants"]]
     assert 0 < counts[0] < counts[1] and manifest["instructions_measured"]["board"] == "mps2-an386"
-    # another target's build is not updated with these counts
+    # counts of the other kernel code, or of another target's build, are not written
+    assert main(["profile", str(seq_model), "--target", "cortex-m4", *variants, "--variant-kernels", "own",
+                 "--write-manifest", str(out)]) == 2
+    assert "built with shared kernel code" in capsys.readouterr().err
     assert main(["build", str(seq_model), "--target", "host", "-o", str(out), *variants]) == 0
     assert main(["profile", str(seq_model), "--target", "cortex-m4", *variants, "--write-manifest", str(out)]) == 2
     assert "for another target" in capsys.readouterr().err
