@@ -6,9 +6,9 @@ It does when every op that touches the axis maps position t of its output from p
 its input at t or before (never after), without storing anything per element that depends on
 the extent: elementwise and broadcast ops along it, linear layers and matrix products that do
 not contract it, reshapes and transposes that keep it whole, per-sample ops on a batch axis,
-and recurrent layers along their time axis (LSTM, GRU, RNN, TFLite's integer LSTM), which take the actual extent at
-run time as their sequence length (ONNX's sequence_lens: later steps output zeros, the last
-state is the one at step T). Reductions, softmax, convolutions or pooling along it, reshapes that
+and recurrent layers along their time axis (LSTM, GRU, RNN, TFLite's integer LSTM), which take
+the actual extent at run time as their sequence length (ONNX's sequence_lens: later steps
+output zeros, the last state is the one at step T). Reductions, softmax, convolutions or pooling along it, reshapes that
 merge it with a non-unit dimension, and anything not listed are refused with the reason.
 Buffers keep their largest shape: the caller fills positions 0..T-1 along the axis (in an
 input whose bounded axis is not the outermost, the same positions of every row); positions

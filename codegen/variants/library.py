@@ -133,8 +133,9 @@ def render_members(lib: Library, options: CompileOptions, *, share: bool,
 def _included(sources) -> dict[str, tuple[str, ...]]:
     """The system headers and Kiln runtime headers the members' sources include."""
     text = "".join(sources)
+    local = set(re.findall(r'#include "([^"]+)"', text))
     return {"system": tuple(sorted(set(re.findall(r"#include <([^>]+)>", text)) - {"stdint.h", "stddef.h"})),
-            "local": tuple(sorted(h for h in set(re.findall(r'#include "([^"]+)"', text)) if (RUNTIME_C / h).is_file()))}
+            "local": tuple(sorted(h for h in local if (RUNTIME_C / h).is_file()))}
 
 
 def member_view(lib: Library, member: Member) -> BuildResult:

@@ -100,7 +100,8 @@ def test_lstm_on_cortex_m4_bit_exact_and_linear_in_the_length(tmp_path, dtype, c
     assert main(["build", str(model), *flags, "-o", str(out)]) == 0
     assert main(["profile", str(model), *flags, "--write-manifest", str(out)]) == 0
     capsys.readouterr()
-    counts = json.loads((out / f"{model.stem}.manifest.json").read_text())["bounded_dimension"]["instructions_by_extent"]
+    manifest = json.loads((out / f"{model.stem}.manifest.json").read_text())
+    counts = manifest["bounded_dimension"]["instructions_by_extent"]
     c1, c8, c16 = counts["1"], counts["8"], counts["16"]
     per_step = (c16 - c1) / 15
     assert c1 < c8 < c16 and abs((c8 - c1) - 7 * per_step) < 0.01 * (c8 - c1)
