@@ -2,7 +2,7 @@
 
 Run from the repository root:  python -m bench.variants  [--out bench/VARIANTS.md] [--samples 3]
 
-Three measurements, each verified before it is counted:
+The measurements, each verified before it is counted:
 - a 1-D CNN over a sequence of any length (tests/variants/models.py: seq_classifier) built with
   three variants (T = 32, 64, 128) for the Cortex-M4 against three separate builds: flash and RAM
   of the generated objects (the target's compiler and flags, `arm-none-eabi-size`), arena and
@@ -10,16 +10,22 @@ Three measurements, each verified before it is counted:
   its instructions counted there;
 - a small CNN with batch 1 and batch 4 for the Cortex-A72 under qemu-aarch64: checked against
   onnxruntime, instructions per inference and per sample;
+- MLPerf Tiny KWS (int8) with batch 1 and batch 2 on the Cortex-M4, each variant checked bit for
+  bit against TFLite Micro, instructions with the kernels shared and with a copy per variant;
 - MLPerf Tiny KWS and VWW (int8) in one Cortex-M4 firmware with one shared arena against two
   separate builds, both checked bit for bit against TFLite Micro in that one image;
 - an ONNX LSTM compiled once with a bounded time axis (`--max-shape`), checked against
-  onnxruntime at several lengths on the host and the Cortex-M4, its instructions counted at each.
+  onnxruntime at several lengths on the host and the Cortex-M4, its instructions counted at each;
+- the same for TFLite's UNIDIRECTIONAL_SEQUENCE_LSTM, float32 and int8 (TFLite Micro's integer
+  LSTM), its time axis open in the model, checked at each length against TFLite Micro / LiteRT
+  running the model written with that many steps (tests/tflite_recurrent_models.py: lstm_model).
 """
 
 from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +39,7 @@ from codegen.targets import load_target
 from codegen.variants.build import compile_variants
 from codegen.variants.chain import verify_models
 from codegen.variants.commands import profile_library, verify_library
+from codegen.variants.kernels import kernel_code
 from codegen.variants.spec import parse_variants
 from codegen.verify.firmware import SECTION_FLAGS, Sizes, elf_sizes, tool
 from codegen.variants.bounded import verify_bounded
@@ -42,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MLPERF = ROOT.parent / "shared" / "models" / "mlperf_tiny"
 SEQ_VARIANTS = ["x=1,8,32", "x=1,8,64", "x=1,8,128"]
 BATCH_VARIANTS = ["image=1,3,16,16", "image=4,3,16,16"]
+KWS_VARIANTS = ["input_1=1,49,10,1", "input_1=2,49,10,1"]
 LSTM_MAX = {"x": (64, 1, 8)}
 LSTM_LENGTHS = (1, 8, 16, 32, 64)
 
@@ -91,6 +99,10 @@ def library_vs_separate(model: Path, target: str, variants: list[str]) -> list[s
                 f"{_n(sum(b.manifest['weights_bytes'] for b, _ in separate))} | {_n(total.flash)} | {_n(total.ram)} |")
     rows.append(f"| **one library, three variants** | **{_n(lib.arena_bytes)}** | "
                 f"**{_n(sum(lib.shared.nbytes.values()))}** | **{_n(one.flash)}** | **{_n(one.ram)}** |")
+    own = compile_variants(model, replace(options, variant_kernels="own"), parse_variants(variants, model))
+    s = _sizes_of(own.files, options.target)
+    rows.append(f"| one library, `--variant-kernels own` | {_n(own.arena_bytes)} | "
+                f"{_n(sum(own.shared.nbytes.values()))} | {_n(s.flash)} | {_n(s.ram)} |")
     return rows
 
 
@@ -105,25 +117,31 @@ def verify_rows(model: Path, targets: list[str], variants: list[str], samples: i
 
 
 def instruction_rows(model: Path, target: str, variants: list[str]) -> list[str]:
-    rows = ["| variant | shapes | instructions per inference | samples (axis 0) | instructions per sample |",
-            "|---|---|---:|---:|---:|"]
-    for name, description, prof in profile_library(model, CompileOptions(load_target(target)), variants):
-        batch = int(description.split("=")[1].split(",")[0])
-        rows.append(f"| {name} | {description} | {_n(min(prof.totals))} | {batch} | {_n(min(prof.totals) // batch)} |")
+    """Each variant's instructions with the target's default kernel code and with the other one."""
+    rows = ["| kernel code | variant | shapes | instructions per inference | samples (axis 0) | "
+            "instructions per sample |", "|---|---|---|---:|---:|---:|"]
+    default = CompileOptions(load_target(target))
+    shared, _ = kernel_code(default)
+    for mode in ("shared", "own") if shared else ("own", "shared"):
+        label = f"{mode}{' (auto)' if (mode == 'shared') == shared else ''}"
+        for name, description, prof in profile_library(model, replace(default, variant_kernels=mode), variants):
+            batch = int(description.split("=")[1].split(",")[0])
+            rows.append(f"| {label} | {name} | {description} | {_n(min(prof.totals))} | {batch} | "
+                        f"{_n(min(prof.totals) // batch)} |")
     return rows
 
 
-def bounded_lstm(model: Path, samples: int) -> list[str]:
+def bounded_lstm(model: Path, samples: int, max_shape: dict = LSTM_MAX, reference=None) -> list[str]:
     rows = ["| length | host: max abs error | cortex-m4: max abs error | cortex-m4 instructions | "
             "instructions more than at length 1, per step |", "|---:|---:|---:|---:|---:|"]
     errors = {}
     for target in ("host", "cortex-m4"):
-        _, results = verify_bounded(model, CompileOptions(load_target(target)), LSTM_MAX, extents=LSTM_LENGTHS,
-                                    samples=samples)
+        _, results = verify_bounded(model, CompileOptions(load_target(target)), max_shape, extents=LSTM_LENGTHS,
+                                    samples=samples, reference=reference)
         for extent, r in results:
             assert r.ok, (target, extent)
             errors[target, extent] = max(o.max_abs_error for o in r.outputs)
-    profiles = profile_library(model, CompileOptions(load_target("cortex-m4")), [], max_shapes=LSTM_MAX,
+    profiles = profile_library(model, CompileOptions(load_target("cortex-m4")), [], max_shapes=max_shape,
                                extents=LSTM_LENGTHS)
     counts = [min(p.totals) for _, _, p in profiles]
     for extent, count in zip(LSTM_LENGTHS, counts):
@@ -131,6 +149,32 @@ def bounded_lstm(model: Path, samples: int) -> list[str]:
         rows.append(f"| {extent} | {errors['host', extent]:.3g} | {errors['cortex-m4', extent]:.3g} | {_n(count)} | "
                     f"{step} |")
     return rows
+
+
+def tflite_lstm(folder: Path, dtype: str, samples: int) -> list[str]:
+    """The TFLite LSTM with its steps axis open, compiled once for 64 steps; the reference at T
+    steps is the same model (same weights) written with T steps."""
+    sys.path[:0] = [str(ROOT / "tests")]  # the test writers import each other as top-level modules
+    from tflite_recurrent_models import lstm_model
+
+    shape = dict(features=8, hidden=32, dtype=dtype)
+    model = folder / f"lstm_{dtype}.tflite"
+    model.write_bytes(lstm_model(steps=LSTM_LENGTHS[-1], open_steps=True, **shape))
+
+    def reference(steps: int) -> Path:
+        path = folder / f"lstm_{dtype}_{steps}_steps.tflite"
+        path.write_bytes(lstm_model(steps=steps, **shape))
+        return path
+
+    return bounded_lstm(model, samples, {"x": (1, LSTM_LENGTHS[-1], 8)}, reference)
+
+
+def shared_kernels(model: Path, target: str, variants: list[str]) -> str:
+    lib = compile_variants(model, CompileOptions(load_target(target)), parse_variants(variants, model))
+    own = sorted({k for kernels in lib.kernels.own.values() for k in kernels})
+    return (f"Kernels defined once in `{lib.name}_kernels.c` and called by every variant: "
+            f"{', '.join(k.kernel for k in lib.kernels.shared) or 'none'}; kept in a variant's .c: "
+            f"{', '.join(own) or 'none'}.")
 
 
 def two_models(samples: int) -> list[str]:
@@ -177,10 +221,13 @@ def main() -> None:
                  "with the target's compiler and flags and `-ffunction-sections -fdata-sections`, summed over "
                  "the object files by `arm-none-eabi-size` (flash = text + rodata + data, RAM = data + bss; "
                  "a separate build's kernels are static functions of its own .c, so they count once per build; "
-                 "so do a library's variants' kernels for now: the library shares weights and arena, not code).",
+                 "the library defines each kernel its variants share once, in `N_kernels.c`, unless "
+                 "`--variant-kernels own`, the default off bare-metal targets: a shared kernel is not "
+                 "specialised by the compiler for each call's constant parameters, as the instruction tables show).",
                  "", "## A sequence model, three lengths, cortex-m4", "",
                  f"`tests/variants/models.py: seq_classifier` (float32, input x [1, 8, seq]) with {flags}.", ""]
         lines += library_vs_separate(seq, "cortex-m4", SEQ_VARIANTS)
+        lines += ["", shared_kernels(seq, "cortex-m4", SEQ_VARIANTS)]
         lines += ["", "Each variant as it links in the library, against onnxruntime "
                   f"({args.samples} random samples):", ""]
         lines += verify_rows(seq, ["host", "cortex-m4"], SEQ_VARIANTS, args.samples)
@@ -191,6 +238,15 @@ def main() -> None:
         lines += verify_rows(cnn, ["cortex-a72"], BATCH_VARIANTS, args.samples)
         lines += [""]
         lines += instruction_rows(cnn, "cortex-a72", BATCH_VARIANTS)
+        kws = MLPERF / "kws_ref_model.tflite"
+        lines += ["", "## KWS int8 with batch 1 and batch 2, cortex-m4", "",
+                  "MLPerf Tiny `kws_ref_model.tflite` (its batch axis open: -1 in the input's shape signature) "
+                  f"with `--variant {KWS_VARIANTS[0]}` and `--variant {KWS_VARIANTS[1]}`; each variant checked in "
+                  "QEMU against TFLite Micro running the model written at that batch (bit-exact when the error "
+                  "is 0). The Cortex-M kernels (CMSIS-style DSP) lose little when shared.", ""]
+        lines += verify_rows(kws, ["cortex-m4"], KWS_VARIANTS, args.samples)
+        lines += [""]
+        lines += instruction_rows(kws, "cortex-m4", KWS_VARIANTS)
         lines += ["", "## Two models, one arena, cortex-m4", "",
                   "`kiln build kws_ref_model.tflite vww_96_int8.tflite --target cortex-m4` against two separate "
                   "builds; `kiln verify` of the two models runs both in one firmware image from the one arena.", ""]
@@ -204,6 +260,14 @@ def main() -> None:
                   "that many steps; the per-step classifier after it still runs over the 64 rows (its part "
                   "is the constant in the counts).", ""]
         lines += bounded_lstm(lstm, args.samples)
+        for dtype, what in (("float32", "LiteRT"), ("int8", "TFLite Micro, bit-exact when the error is 0")):
+            lines += ["", f"### TFLite UNIDIRECTIONAL_SEQUENCE_LSTM, {dtype}", "",
+                      f"`tests/tflite_recurrent_models.py: lstm_model` ({dtype}, hidden 32, x [1, steps, 8], the "
+                      "steps axis open: -1 in its shape signature) built with `--max-shape x=1,64,8`; checked at "
+                      f"each length against {what}, running the same model written with that many steps "
+                      f"({args.samples} samples in a row, the LSTM's state carried from one to the next). The "
+                      "LSTM runs `extent` steps; the transposes around it still move the 64 rows.", ""]
+            lines += tflite_lstm(Path(tmp), dtype, args.samples)
     args.out.write_text("\n".join(lines) + "\n")
     print(args.out.read_text())
 

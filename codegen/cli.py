@@ -103,6 +103,10 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
                    help="compile one more shape variant into one library (repeatable): items as --input-shape, "
                         "or --specialize for an input given as many values as it holds; one arena, shared "
                         "weights and a dispatcher (see codegen/variants/)")
+    p.add_argument("--variant-kernels", choices=["auto", "shared", "own"], default="auto",
+                   help="with --variant: a kernel the variants use alike is one function they all call (shared: "
+                        "less flash) or a copy per variant that the compiler specialises for each call (own: "
+                        "faster); auto: shared on Cortex-M (bare-metal) targets, own on the others")
     p.add_argument("--max-shape", action="append", type=_input_shape, default=[], metavar="NAME=d0,d1,...",
                    help="compile once for the largest extent of the one dimension the model leaves unknown in "
                         "that input, and take the actual extent at run time (<name>_run_extent); refused where "
@@ -179,6 +183,10 @@ def _parser() -> argparse.ArgumentParser:
     _add_compile_options(p)
     p.add_argument("--samples", type=int, default=1, help="number of random inputs to run (default 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--write-manifest", type=Path, metavar="DIR",
+                   help="with --variant or --max-shape: write the counts into the manifest of the library "
+                        "`kiln build` wrote to DIR with the same options (each variant's `instructions`, or "
+                        "`instructions_by_extent`)")
 
     p = sub.add_parser("analyze", help="per layer: op, kernel and variant, MACs, weights, activations, cost",
                        description="Compile the model for the target and print one row per kernel call: the ops, "
@@ -229,7 +237,8 @@ def _options(args):
                           ram_limit=args.ram_limit, flash_limit=args.flash_limit, canaries=args.debug_canaries,
                           weights=args.weights, patch_stage=args.patch_stage or bool(args.patch_tiles),
                           patch_tiles=_patch_tiles(args.patch_tiles), optimize=args.optimize,
-                          check_model=not args.no_check_model, arena=args.arena, io_in_arena=args.io_in_arena)
+                          check_model=not args.no_check_model, arena=args.arena, io_in_arena=args.io_in_arena,
+                          variant_kernels=args.variant_kernels)
 
 
 def _cmd_build(args) -> int:
@@ -427,6 +436,8 @@ def _cmd_profile(args) -> int:
         from codegen.variants.commands import cmd_profile
 
         return cmd_profile(args, _options(args))
+    if args.write_manifest:
+        raise KilnError("--write-manifest updates a library's manifest: give --variant or --max-shape")
     options = _options(args)
     build = compile_model(args.model, options)
     _print_fit(build)

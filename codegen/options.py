@@ -34,5 +34,9 @@ class CompileOptions:
     # the target's kernels without the paths that buy speed with extra scratch (the DSP depthwise
     # ring of int16 rows): chosen by --ram-limit's search when that is what makes a build fit
     compact_kernels: bool = False
+    # shape variants (codegen/variants/kernels.py): "shared" (one copy of each kernel they use
+    # alike), "own" (a copy per variant, which the compiler specialises for each call's constant
+    # parameters), "auto" (shared on a bare-metal target, where flash runs out; own elsewhere)
+    variant_kernels: str = "auto"
     io_in_arena: bool = False
     io_fixed: bool = False  # --ram-limit may not move the I/O (a --board project's main passes its own buffers)  # inputs and outputs planned inside the arena (N_input_k() / N_output_k())

@@ -8,12 +8,14 @@ from tflite_models import ModelWriter, TensorSpec, const
 
 
 def lstm_model(batch: int = 1, steps: int = 5, features: int = 3, hidden: int = 4, *, time_major: bool = False,
-               peephole: bool = False, seed: int = 0, dtype: str = "float32") -> bytes:
+               peephole: bool = False, seed: int = 0, dtype: str = "float32", open_steps: bool = False) -> bytes:
     """One UNIDIRECTIONAL_SEQUENCE_LSTM (24 inputs, absent ones -1) over [batch, steps, features]
     (or [steps, batch, features] `time_major`), random weights; the output and cell state are
     variable tensors (inputs 18, 19), carried from one call to the next. int8 as the converter
     quantizes it: one scale per weight matrix, int32 biases at input x weight scale, int16 cell
-    state at a power-of-two scale. int16 activations are refused by Kiln (int64 biases)."""
+    state at a power-of-two scale. int16 activations are refused by Kiln (int64 biases).
+    `open_steps`: the steps axis of the input and output left open (-1 in their shape signature),
+    as the converter writes a model with a `None` time axis; the weights do not depend on `steps`."""
     rng = np.random.default_rng(seed)
     w = ModelWriter()
     act = {"int8": dict(scale=0.02, zero_point=-1), "int16": dict(scale=0.001, zero_point=0)}.get(dtype, {})
@@ -32,7 +34,10 @@ def lstm_model(batch: int = 1, steps: int = 5, features: int = 3, hidden: int = 
         return w.tensor(const(np.round(values / scale), "int64" if dtype == "int16" else "int32", scale=scale))
 
     x_shape = (steps, batch, features) if time_major else (batch, steps, features)
-    x = w.tensor(TensorSpec(x_shape, dtype, name="x", **act))
+    t_axis = 0 if time_major else 1
+    open_sig = (lambda shape: tuple(-1 if k == t_axis else d for k, d in enumerate(shape))) if open_steps \
+        else (lambda shape: None)
+    x = w.tensor(TensorSpec(x_shape, dtype, name="x", shape_signature=open_sig(x_shape), **act))
     ins: list[int | None] = [x]
     in_w = [matrix((hidden, features), act.get("scale")) for _ in range(4)]  # input to input, forget, cell, output
     ins += in_w
@@ -46,7 +51,8 @@ def lstm_model(batch: int = 1, steps: int = 5, features: int = 3, hidden: int = 
             w.tensor(TensorSpec((batch, hidden), "float32" if dtype == "float32" else "int16", name="cell_state",
                                 is_variable=True, **cell))]
     ins += [None] * 4  # layer normalisation
-    y = w.tensor(TensorSpec(x_shape[:2] + (hidden,), dtype, name="out0", **act))
+    y = w.tensor(TensorSpec(x_shape[:2] + (hidden,), dtype, name="out0",
+                            shape_signature=open_sig(x_shape[:2] + (hidden,)), **act))
     w.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], {"fused_activation_function": "TANH", "time_major": time_major})
     return w.build([x], [y])
 

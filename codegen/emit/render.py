@@ -101,6 +101,10 @@ class LibraryLinks:
     arena_header: str
     symbols: dict[str, str] | None = None
     runtime: dict[str, str] | None = None
+    # kernels defined once for the library in the C file behind `kernels_header`, not in this
+    # model's .c (codegen/variants/kernels.py)
+    shared_kernels: frozenset[str] = frozenset()
+    kernels_header: str | None = None
 
 
 class _Resolver:
@@ -163,6 +167,15 @@ def _state_decls(ctx: LowerContext, model: str) -> tuple[StateDecl, ...]:
     return tuple(decls)
 
 
+def kernel_sources(calls) -> tuple[KernelSource, ...]:
+    """The C source of every kernel the calls use, by kernel name, in name order (one per name:
+    a generated kernel's name carries the digest of its template variables)."""
+    kernel_call = {c.kernel: c for c in calls}  # its template and variables (a generated kernel's)
+    return tuple(KernelSource(k, _ENV.get_template(template_path(kernel_call[k].template, kernel_call[k].variant))
+                              .render(**dict(kernel_call[k].template_vars)))
+                 for k in sorted(kernel_call))
+
+
 def _runtime_closure(headers: set[str]) -> list[str]:
     """Runtime headers needed, including the ones they include themselves."""
     todo, seen = sorted(headers), set()
@@ -193,9 +206,10 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
     blob_ctx, blob = build_blob(ctx, calls, name, res.symbol) if weights == "blob" else (None, None)
     local |= {"kiln_blob.h"} if blob_ctx else set()
     arena_header = {library.arena_header} if library else set()  # rendered by the library, not a runtime file
+    shared = library.shared_kernels if library else frozenset()
+    if shared:
+        arena_header.add(library.kernels_header)
     runtime = (library.runtime or {}) if library else {}
-    kernels = sorted({c.kernel for c in calls})
-    kernel_call = {c.kernel: c for c in calls}  # its template and variables (a generated kernel's)
     model = ModelCtx(
         name=name, guard=guard, kiln_version=__version__, model_file=model_file,
         model_sha256=model_sha256, target=ctx.target.name,
@@ -205,9 +219,7 @@ def render(ctx: LowerContext, plan: Plan, *, name: str, model_file: str, model_s
         outputs=_io_specs(ctx, ctx.g.outputs, "OUTPUT", guard, plan.offsets if io_in_arena else None),
         system_headers=tuple(sorted(headers - local)),
         local_headers=tuple(sorted(local | arena_header)),
-        kernels=tuple(KernelSource(k, _ENV.get_template(template_path(kernel_call[k].template, kernel_call[k].variant))
-                                   .render(**dict(kernel_call[k].template_vars)))
-                      for k in kernels),
+        kernels=tuple(k for k in kernel_sources(calls) if k.kernel not in shared),
         consts=tuple(ConstDecl(res.symbol(c), C_TYPES[c.dtype], max(c.data.size, 1),
                                tuple(c_array_values(c.data, c.dtype)) or ("0",))
                      for c in ctx.consts if c.name not in runtime),

@@ -130,6 +130,8 @@ class IntegerLSTM(Op):
         params = {"seq": seq, "batch": batch, "input": inp, "hidden": hidden, "w": ctx.tensor(w),
                   "r": ctx.tensor(r), "bias": ctx.tensor(bias),
                   "sigmoid_table": ctx.constant(node, "sigmoid_table", SIGMOID_TABLE_UINT16, "uint16"),
+                  # the steps run: a constant, or a RAM array a bounded time axis sets (codegen/variants/)
+                  "steps": ctx.constant(node, "steps", np.array([seq]), "int32"),
                   **cls.constants(node, ctx.g)}
         args = [ctx.tensor(n) for n in (x, h0, c0)] + [ctx.tensor(o) for o in node.outputs]
         ctx.request(KernelRequest("lstm_s8", node, params, (*args, ScratchArg(2 * 4 * hidden)), ("kiln_fixedpoint.h",)))

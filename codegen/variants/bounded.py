@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from codegen.variants.bounded_axis import BoundedAxis, bounded_axes
 from codegen.variants.build import LibraryCtx
 from codegen.variants.library import Library, Member, check_library_options, render_members
 from codegen.variants.spec import declared_inputs
+from codegen.variants.tflite_extent import reference_at_extent, tflite_declared_inputs
 
 
 @dataclass(frozen=True)
@@ -75,10 +78,12 @@ class BoundedBuild:
 
 
 def bounded_axis_of(model: Path, name: str, shape: tuple[int, ...]) -> int:
-    """The axis `--max-shape` bounds: the one dimension the model leaves unknown in that input."""
-    declared = declared_inputs(model)
-    if model.suffix.lower() != ".onnx":
-        raise KilnError("--max-shape takes an ONNX model whose input leaves the bounded dimension unknown")
+    """The axis `--max-shape` bounds: the one dimension the model leaves unknown in that input
+    (ONNX: a symbolic or absent dimension; TFLite: -1 in the input's shape signature)."""
+    suffix = model.suffix.lower()
+    if suffix not in (".onnx", ".tflite"):
+        raise KilnError("--max-shape takes an ONNX or TFLite model whose input leaves the bounded dimension unknown")
+    declared = declared_inputs(model) if suffix == ".onnx" else tflite_declared_inputs(model)
     if name not in declared:
         raise KilnError(f"--max-shape names '{name}', which is not a model input "
                         f"(inputs: {', '.join(sorted(declared)) or 'none'})")
@@ -95,11 +100,13 @@ def bounded_axis_of(model: Path, name: str, shape: tuple[int, ...]) -> int:
 
 
 def _runtime_arrays(result: BuildResult, bounded: BoundedAxis, name: str) -> dict[str, RuntimeArray]:
-    """The sequence-length constant of every recurrent call, made a RAM array the extent fills."""
+    """The sequence-length constant of every recurrent call (`lens` of the float recurrent
+    kernels, `steps` of the integer LSTM), made a RAM array the extent fills."""
     arrays = {}
+    written = {o for n in result.graph.nodes if n.name in bounded.recurrent for o in n.outputs}
     for call in result.lowered.calls:
-        lens = call.params.get("lens")
-        if isinstance(lens, ConstArray) and any(n in call.origin for n in bounded.recurrent):
+        lens = call.params.get("lens", call.params.get("steps"))
+        if isinstance(lens, ConstArray) and written & set(call.writes):
             arrays[lens.name] = RuntimeArray(f"{name}_extent_{lens.name}", int(lens.data.size),
                                              f"sequence length of {call.cname}")
     return arrays
@@ -190,22 +197,26 @@ def cut(arrays: dict[str, np.ndarray], axes: dict[str, int], extent: int) -> dic
 
 
 def verify_bounded(model: Path, options: CompileOptions, max_shapes: dict, *, extents: tuple[int, ...] = (),
-                   samples: int = 3, seed: int = 0, sanitize: bool = False, tolerance_lsb: int | None = None):
+                   samples: int = 3, seed: int = 0, sanitize: bool = False, tolerance_lsb: int | None = None,
+                   reference: Callable[[int], Path] | None = None):
     """[(extent, VerifyResult)]: the code compiled once, run at each extent (default: maximum,
-    minimum and one between) and compared with the reference runtime run at that extent."""
+    minimum and one between) and compared with the reference runtime run at that extent on
+    `reference(extent)` (default: codegen/variants/tflite_extent.py's reference_at_extent)."""
     from codegen.verify.run import compare_with_reference, run_on_target
     from codegen.verify.samples import random_samples
 
     build = compile_bounded(model, options, max_shapes)
     axes = build.bounded.axes
     results = []
-    for extent in extents or default_extents(build.bounded.maximum):
-        if not 1 <= extent <= build.bounded.maximum:
-            raise KilnError(f"extent {extent} is outside 1..{build.bounded.maximum}")
-        view = at_extent(build, extent)
-        inputs = random_samples(view.manifest["inputs"], samples, seed)
-        with progress.step(f"running at extent {extent}"):
-            got = run_on_target(view, options, inputs, sanitize=sanitize)
-        results.append((extent, compare_with_reference(model, build.manifest, [cut(s, axes, extent) for s in inputs],
-                                                       [cut(o, axes, extent) for o in got], tolerance_lsb)))
+    with tempfile.TemporaryDirectory(prefix="kiln-extent-") as tmp:
+        for extent in extents or default_extents(build.bounded.maximum):
+            if not 1 <= extent <= build.bounded.maximum:
+                raise KilnError(f"extent {extent} is outside 1..{build.bounded.maximum}")
+            view = at_extent(build, extent)
+            inputs = random_samples(view.manifest["inputs"], samples, seed)
+            with progress.step(f"running at extent {extent}"):
+                got = run_on_target(view, options, inputs, sanitize=sanitize)
+            ref = reference(extent) if reference else reference_at_extent(model, extent, Path(tmp))
+            results.append((extent, compare_with_reference(ref, build.manifest, [cut(s, axes, extent) for s in inputs],
+                                                           [cut(o, axes, extent) for o in got], tolerance_lsb)))
     return build, results

@@ -6,9 +6,9 @@ It does when every op that touches the axis maps position t of its output from p
 its input at t or before (never after), without storing anything per element that depends on
 the extent: elementwise and broadcast ops along it, linear layers and matrix products that do
 not contract it, reshapes and transposes that keep it whole, per-sample ops on a batch axis,
-and recurrent layers along their time axis (LSTM, GRU, RNN), which take the actual extent at
-run time as their sequence length (ONNX's sequence_lens: later steps output zeros, the last
-state is the one at step T). Reductions, softmax, convolutions or pooling along it, reshapes that
+and recurrent layers along their time axis (LSTM, GRU, RNN, TFLite's integer LSTM), which take
+the actual extent at run time as their sequence length (ONNX's sequence_lens: later steps
+output zeros, the last state is the one at step T). Reductions, softmax, convolutions or pooling along it, reshapes that
 merge it with a non-unit dimension, and anything not listed are refused with the reason.
 Buffers keep their largest shape: the caller fills positions 0..T-1 along the axis (in an
 input whose bounded axis is not the outermost, the same positions of every row); positions
@@ -40,6 +40,12 @@ class BoundedAxis:
     recurrent: tuple[str, ...]  # names of the recurrent nodes that take the extent as their length
 
 
+def takes_the_extent(op) -> bool:
+    """Recurrent layers loop over their time axis up to a length read at run time: the float
+    ones (LSTM, GRU, RNN: their `lens`) and TFLite Micro's integer LSTM (its `steps`)."""
+    return issubclass(op, RecurrentOp) or op.name == "IntegerLSTM"
+
+
 def _refuse(node, why: str) -> KilnError:
     return KilnError(f"the bounded dimension cannot vary here: {node.op} {why}", node=node.name)
 
@@ -68,10 +74,10 @@ def _node_axes(node, g: Graph, axes: dict) -> dict:
     op = get_op(node.op)
     dyn = {k: axes[i] for k, i in enumerate(node.inputs) if i in axes}
     shape = lambda v: g.values[v].shape  # noqa: E731
-    if issubclass(op, RecurrentOp):
+    if takes_the_extent(op):
         if set(dyn) != {0} or dyn[0] != 0:
             raise _refuse(node, "reads the bounded dimension elsewhere than its time axis (input 0, axis 0)")
-        if node.attrs["seq_lens"]:
+        if node.attrs.get("seq_lens"):
             raise _refuse(node, "has sequence lengths of its own")
         return {node.outputs[0]: 0}  # the final states are the ones at step T: no bounded axis
     if node.op == "Reshape":
@@ -136,6 +142,6 @@ def bounded_axes(g: Graph, input_name: str, axis: int) -> BoundedAxis:
         if not any(i in axes for i in node.inputs if i):
             continue
         axes.update(_node_axes(node, g, axes))
-        if issubclass(get_op(node.op), RecurrentOp):
+        if takes_the_extent(get_op(node.op)):
             recurrent.append(node.name)
     return BoundedAxis(input_name, axis, g.values[input_name].shape[axis], axes, tuple(recurrent))

@@ -19,6 +19,7 @@ from codegen.ir.types import C_TYPES
 from codegen.lower.context import c_identifier
 from codegen.emit.render import render_template
 from codegen.options import CompileOptions
+from codegen.variants.kernels import kernel_code
 from codegen.variants.library import Library, Member, check_library_options, render_members
 from codegen.variants.spec import VariantSpec
 
@@ -97,7 +98,7 @@ def compile_variants(model: Path, options: CompileOptions, specs: list[VariantSp
         f"{name}.h": render_template("variants/dispatch.h.j2", l=ctx),
         f"{name}.c": render_template("variants/dispatch.c.j2", l=ctx),
     })
-    _finish(lib, ctx, _variants_manifest(lib, ctx), options)
+    _finish(lib, ctx, _variants_manifest(lib, ctx, options), options)
     return lib
 
 
@@ -196,12 +197,17 @@ def _common_manifest(lib: Library, ctx: LibraryCtx) -> dict:
     }
 
 
-def _variants_manifest(lib: Library, ctx: LibraryCtx) -> dict:
+def _variants_manifest(lib: Library, ctx: LibraryCtx, options: CompileOptions) -> dict:
     shared = lib.shared
     manifest = _common_manifest(lib, ctx)
     manifest.update(model_file=ctx.model_file, model_sha256=ctx.model_sha256, weights_bytes=ctx.weights_bytes,
                     weights_separate_builds_bytes=sum(m.result.manifest["weights_bytes"] for m in lib.members),
                     weights_shared_bytes=sum(b for s, b in shared.nbytes.items() if shared.users[s] > 1))
+    kernels = lib.kernels
+    manifest["kernels_shared"] = [k.kernel for k in kernels.shared]
+    manifest["kernels_shared_in"] = f"{lib.name}_kernels.c" if kernels.shared else None
+    one_copy, why = kernel_code(options)
+    manifest["variant_kernels"] = {"shared": one_copy, "why": why}
     manifest["variants"] = []
     for m in lib.members:
         used = set(shared.symbols[m.name].values())
@@ -211,6 +217,8 @@ def _variants_manifest(lib: Library, ctx: LibraryCtx) -> dict:
             "weights_bytes": sum(shared.nbytes[s] for s in used),
             "weights_shared_bytes": sum(shared.nbytes[s] for s in used if shared.users[s] > 1),
             "weights_own_bytes": sum(shared.nbytes[s] for s in used if shared.users[s] == 1),
+            "kernels_shared": kernels.shared_by(m.name),
+            "kernels_own": [{"kernel": k, "why": why} for k, why in sorted(kernels.own[m.name].items())],
             "inputs": m.result.manifest["inputs"], "outputs": m.result.manifest["outputs"]})
     return manifest
 

@@ -19,6 +19,7 @@ from codegen.variants.bounded import at_extent, compile_bounded, cut, default_ex
 from codegen.variants.build import compile_models, compile_variants
 from codegen.variants.library import Library, member_view
 from codegen.variants.spec import parse_variants
+from codegen.variants.tflite_extent import reference_for_shapes
 
 
 def build_library(args, options: CompileOptions) -> Library:
@@ -75,15 +76,18 @@ def verify_library(model: Path, options: CompileOptions, variants: list[str], *,
     from codegen.verify.run import compare_with_reference, run_on_target
     from codegen.verify.samples import random_samples
 
-    lib = compile_variants(model, options, parse_variants(variants, model))
+    specs = parse_variants(variants, model)
+    lib = compile_variants(model, options, specs)
     checks = []
-    for m in lib.members:
-        view = member_view(lib, m)
-        inputs = random_samples(view.manifest["inputs"], samples, seed)
-        with progress.step(f"variant {m.name}: running {samples} samples"):
-            got = run_on_target(view, options, inputs, sanitize=sanitize)
-        checks.append(MemberCheck(m.name, m.description, compare_with_reference(model, view.manifest, inputs, got,
-                                                                                tolerance_lsb)))
+    with tempfile.TemporaryDirectory(prefix="kiln-variant-") as tmp:
+        for m, spec in zip(lib.members, specs):
+            view = member_view(lib, m)
+            inputs = random_samples(view.manifest["inputs"], samples, seed)
+            with progress.step(f"variant {m.name}: running {samples} samples"):
+                got = run_on_target(view, options, inputs, sanitize=sanitize)
+            reference = reference_for_shapes(model, dict(spec.input_shapes), Path(tmp))
+            checks.append(MemberCheck(m.name, m.description,
+                                      compare_with_reference(reference, view.manifest, inputs, got, tolerance_lsb)))
     return checks
 
 
@@ -209,6 +213,13 @@ def cmd_profile(args, options: CompileOptions) -> int:
     from codegen.verify.profile import format_profile
 
     _one_kind(args, 1)
+    if args.write_manifest:  # the manifest to update, checked before the long measurement
+        from codegen.compiler import default_name
+        from codegen.variants.kernels import kernel_code
+        from codegen.variants.measured import library_manifest
+
+        library_manifest(args.write_manifest, options.name or default_name(args.model), args.model,
+                         options.target.name, None if args.max_shape else kernel_code(options)[0])
     profiles = profile_library(args.model, options, args.variant, samples=args.samples, seed=args.seed,
                                max_shapes=dict(args.max_shape))
     for name, description, prof in profiles:
@@ -216,5 +227,14 @@ def cmd_profile(args, options: CompileOptions) -> int:
     print("kiln profile: instructions from the call into the model to its return")
     for name, description, prof in profiles:
         print(f"  {name:<16} {description:<40} {min(prof.totals):>14,}")
+    if args.write_manifest:
+        from codegen.variants.kernels import kernel_code
+        from codegen.variants.measured import write_instructions
+
+        path = write_instructions(args.write_manifest, options.name or default_name(args.model), args.model,
+                                  options.target.name, profiles[0][2].board,
+                                  [(n, d, min(p.totals)) for n, d, p in profiles], bounded=bool(args.max_shape),
+                                  shared_kernels=kernel_code(options)[0])
+        print(f"kiln profile: instructions written into {path}")
     sys.stdout.flush()
     return 0

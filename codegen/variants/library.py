@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 
 from codegen.compiler import BuildResult
@@ -21,6 +22,8 @@ from codegen.errors import KilnError
 from codegen.ir.types import C_TYPES
 from codegen.lower.kernel import ConstArray
 from codegen.options import CompileOptions
+from codegen.resources import RUNTIME_C
+from codegen.variants.kernels import KernelSharing, kernel_code, kernel_files, share_kernels
 
 
 @dataclass
@@ -80,6 +83,7 @@ class Library:
     arena_align: int
     files: dict[str, str | bytes] = field(default_factory=dict)
     shared: SharedConstants | None = None  # variants: the deduplicated constants
+    kernels: KernelSharing | None = None  # variants: the kernels defined once (codegen/variants/kernels.py)
 
 
 def check_library_options(options: CompileOptions, what: str) -> None:
@@ -99,15 +103,20 @@ def render_members(lib: Library, options: CompileOptions, *, share: bool,
     arena_header = f"{lib.name}_arena.h"
     if share:
         lib.shared = share_constants(lib.members, lib.name)
+        lib.kernels = share_kernels(lib.members, kernel_code(options)[0])
+    shared_kernels = frozenset(k.kernel for k in lib.kernels.shared) if lib.kernels else frozenset()
+    kernels_c = [f"{lib.name}_kernels.c"] if shared_kernels else []
     for m in lib.members:
         library = LibraryLinks(f"{lib.name}_arena", arena_header,
-                               lib.shared.symbols[m.name] if lib.shared else None, runtime)
+                               lib.shared.symbols[m.name] if lib.shared else None, runtime,
+                               shared_kernels, f"{lib.name}_kernels.h")
         files = render(m.result.lowered, m.result.plan, name=m.name, model_file=m.model_file,
                        model_sha256=m.model_sha256, weights=options.weights, library=library)
         for glue in ("kiln.mk", "kiln.cmake"):  # the library's own glue builds every member
             files.pop(glue)
         manifest = dict(m.result.manifest)
-        manifest["links_with"] = ([f"{lib.name}_weights.c"] if share else []) + [f"{lib.name}_arena.c", *links]
+        manifest["links_with"] = ([f"{lib.name}_weights.c"] if share else []) + kernels_c + [f"{lib.name}_arena.c",
+                                                                                               *links]
         manifest["library"] = lib.name
         if m.description:
             manifest["variant"] = m.description
@@ -116,6 +125,17 @@ def render_members(lib: Library, options: CompileOptions, *, share: bool,
             files[report] = m.result.files[report]
         lib.files.update(files)
         m.result.manifest = manifest
+    if shared_kernels:
+        lib.files.update(kernel_files(lib.name, lib.guard, options.target.name, lib.kernels,
+                                      _included(lib.files[f"{m.name}.c"] for m in lib.members)))
+
+
+def _included(sources) -> dict[str, tuple[str, ...]]:
+    """The system headers and Kiln runtime headers the members' sources include."""
+    text = "".join(sources)
+    local = set(re.findall(r'#include "([^"]+)"', text))
+    return {"system": tuple(sorted(set(re.findall(r"#include <([^>]+)>", text)) - {"stdint.h", "stddef.h"})),
+            "local": tuple(sorted(h for h in local if (RUNTIME_C / h).is_file()))}
 
 
 def member_view(lib: Library, member: Member) -> BuildResult:

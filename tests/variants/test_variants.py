@@ -24,6 +24,7 @@ from tests.variants.models import seq_classifier
 
 SEQ = ["x=1,8,32", "x=1,8,64", "x=1,8,128"]
 HERE = Path(__file__).resolve().parent
+SHARED = CompileOptions(load_target("host"), variant_kernels="shared")  # auto: own on the host
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def seq_model(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def seq_library(seq_model):
-    return compile_variants(seq_model, CompileOptions(load_target("host")), parse_variants(SEQ, seq_model))
+    return compile_variants(seq_model, SHARED, parse_variants(SEQ, seq_model))
 
 
 def test_items_are_shapes_or_values_by_the_models_inputs(seq_model, tmp_path):
@@ -74,13 +75,49 @@ def test_one_arena_for_the_largest_and_constants_once(seq_library):
     for k, v in enumerate(manifest["variants"]):
         assert v["entry"] == f"seqcls_v{k}_run" and v["inputs"][0]["shape"] == [1, 8, [32, 64, 128][k]]
         member = json.loads(lib.files[v["manifest"]])
-        assert member["links_with"] == ["seqcls_weights.c", "seqcls_arena.c"]
+        assert member["links_with"] == ["seqcls_weights.c", "seqcls_kernels.c", "seqcls_arena.c"]
     # no variant defines an arena or a constant of its own: the library's files do
     for k in range(3):
         src = lib.files[f"seqcls_v{k}.c"]
         assert "seqcls_arena[" in src and "static uint8_t" not in src
         assert f"seqcls_v{k}_weights.c" not in lib.files
     assert lib.files["seqcls_weights.c"].count("const float seqcls_") == 2 * len(lib.shared.decls)
+
+
+def test_kernels_the_variants_share_are_defined_once(seq_library):
+    lib = seq_library
+    manifest = json.loads(lib.files["seqcls.manifest.json"])
+    shared = manifest["kernels_shared"]
+    assert "conv2d_f32" in shared and manifest["kernels_shared_in"] == "seqcls_kernels.c"
+    for k, v in enumerate(manifest["variants"]):
+        assert v["kernels_shared"] == shared and v["kernels_own"] == []
+        src = lib.files[f"seqcls_v{k}.c"]
+        assert "kiln_conv2d_f32(&" in src and "void kiln_conv2d_f32(" not in src  # called, not defined
+        assert '#include "seqcls_kernels.h"' in src
+    assert lib.files["seqcls_kernels.c"].count("void kiln_conv2d_f32(") == 1
+    assert "#define kiln_conv2d_f32 seqcls_kiln_conv2d_f32" in lib.files["seqcls_kernels.h"]
+    assert manifest["variant_kernels"] == {"shared": True, "why": "--variant-kernels shared"}
+
+
+@pytest.mark.parametrize("target, shared", [("host", False), ("cortex-a72", False), ("cortex-m4", True)])
+def test_kernels_are_shared_by_default_on_bare_metal_targets(seq_model, target, shared):
+    lib = compile_variants(seq_model, CompileOptions(load_target(target)), parse_variants(SEQ[:2], seq_model))
+    manifest = json.loads(lib.files["seqcls.manifest.json"])
+    assert manifest["variant_kernels"]["shared"] is shared and ("seqcls_kernels.c" in lib.files) is shared
+    own = manifest["variants"][0]["kernels_own"]
+    assert (own == []) is shared and ("void kiln_conv2d_f32(" in lib.files["seqcls_v0.c"]) is not shared
+
+
+def test_a_kernel_whose_block_is_not_first_stays_in_each_variant():
+    from codegen.variants.kernels import split_kernel
+
+    block = "typedef struct {\n    int32_t n;\n} kiln_k_params;\n"
+    entry = "static void kiln_k(const kiln_k_params *p,\n                   float *x)\n{\n    (void)p;\n}\n"
+    kernel = split_kernel("k", "kiln_k", "/* why */\n#include <arm_neon.h>\n" + block + entry)
+    assert kernel.prototype == "void kiln_k(const kiln_k_params *p,\n            float *x)"
+    assert kernel.body.startswith("#include <arm_neon.h>\n") and "static void kiln_k" not in kernel.body
+    assert split_kernel("k", "kiln_k", "#define N 4\n" + block + entry) is None  # a macro before the block
+    assert split_kernel("k", "kiln_k", block + entry + entry) is None  # the entry point twice
 
 
 def test_dispatcher_selects_by_shape_and_refuses_others(seq_library, seq_model, tmp_path):
@@ -109,7 +146,7 @@ def test_dispatcher_selects_by_shape_and_refuses_others(seq_library, seq_model, 
 
 
 def test_every_variant_verified_as_it_links_in_the_library(seq_model):
-    checks = verify_library(seq_model, CompileOptions(load_target("host")), SEQ, samples=2, seed=0)
+    checks = verify_library(seq_model, SHARED, SEQ, samples=2, seed=0)
     assert [c.name for c in checks] == ["seqcls_v0", "seqcls_v1", "seqcls_v2"]
     assert all(c.result.ok for c in checks)
 
@@ -176,3 +213,36 @@ def test_cli_profile_counts_every_variant_on_cortex_a72(tmp_path, capsys):
     table = capsys.readouterr().out.split("kiln profile: instructions from the call into the model to its return")[1]
     counts = [int(line.split()[-1].replace(",", "")) for line in table.strip().splitlines()]
     assert len(counts) == 2 and 3 * counts[0] < counts[1] < 5 * counts[0]  # four samples: about four times one
+
+
+def test_tflite_variants_of_an_open_dimension_share_the_int8_lstm(tmp_path):
+    """A TFLite model whose steps axis is open (-1 in its shape signature), two variants: one
+    integer LSTM kernel for both, each variant bit-exact with TFLite Micro running the model
+    written at that length."""
+    from tflite_recurrent_models import lstm_model
+
+    model = tmp_path / "lstm.tflite"
+    model.write_bytes(lstm_model(steps=16, dtype="int8", open_steps=True, features=4, hidden=8))
+    variants = ["x=1,4,4", "x=1,16,4"]
+    lib = compile_variants(model, SHARED, parse_variants(variants, model))
+    assert "lstm_s8" in json.loads(lib.files["lstm.manifest.json"])["kernels_shared"]
+    checks = verify_library(model, SHARED, variants, samples=2, seed=0)
+    assert all(c.result.ok and all(o.max_abs_error == 0 for o in c.result.outputs) for c in checks)
+
+
+def test_profile_writes_each_variants_instructions_into_the_manifest(seq_model, tmp_path, capsys):
+    variants = [a for v in ("x=1,8,8", "x=1,8,16") for a in ("--variant", v)]
+    out = tmp_path / "gen"
+    assert main(["build", str(seq_model), "--target", "cortex-m4", "-o", str(out), *variants]) == 0
+    assert main(["profile", str(seq_model), "--target", "cortex-m4", *variants, "--write-manifest", str(out)]) == 0
+    assert "instructions written into" in capsys.readouterr().out
+    manifest = json.loads((out / "seqcls.manifest.json").read_text())
+    counts = [v["instructions"] for v in manifest["variants"]]
+    assert 0 < counts[0] < counts[1] and manifest["instructions_measured"]["board"] == "mps2-an386"
+    # counts of the other kernel code, or of another target's build, are not written
+    assert main(["profile", str(seq_model), "--target", "cortex-m4", *variants, "--variant-kernels", "own",
+                 "--write-manifest", str(out)]) == 2
+    assert "built with shared kernel code" in capsys.readouterr().err
+    assert main(["build", str(seq_model), "--target", "host", "-o", str(out), *variants]) == 0
+    assert main(["profile", str(seq_model), "--target", "cortex-m4", *variants, "--write-manifest", str(out)]) == 2
+    assert "for another target" in capsys.readouterr().err

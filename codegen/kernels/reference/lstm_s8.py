@@ -19,6 +19,7 @@ class LstmS8:
     r: ConstArray  # [4][hidden][hidden]
     bias: ConstArray  # [4][hidden]
     sigmoid_table: ConstArray  # [256] uint16 (codegen/quant/sigmoid16.py)
+    steps: ConstArray  # [1] int32: the steps run (seq, or set at run time for a bounded time axis)
     input_offset: int
     hidden_offset: int
     hidden_zero_point: int
