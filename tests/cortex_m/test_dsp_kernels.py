@@ -85,10 +85,10 @@ def _other_layers() -> list[Graph]:
 
 
 def check_target(graphs: list[Graph], target: str, variant: str, kernels: set[str], samples: int = 3,
-                 opt_level: str | None = None):
+                 opt_level: str | None = None, optimize: str = "speed"):
     g, _, _ = merge(graphs)
     t = load_target(target) if opt_level is None else with_opt_level(load_target(target), opt_level)
-    res = build(g, t)
+    res = build(g, t) if optimize == "speed" else build_graph(g, "t", target=t, optimize=optimize)
     for kernel in kernels:
         assert kernel in res.manifest["kernels"] and kernel_variant(kernel, t.variants) == variant, kernel
     feeds = random_samples(res.manifest["inputs"], samples, seed=5)
@@ -105,6 +105,32 @@ def test_dsp_linear_kernels_equal_the_reference(target):
 
 def test_dsp_add_and_average_pool_equal_the_reference():
     check_target(_other_layers(), "cortex-m4", "cortex_m_dsp", {"add_bcast_s8", "average_pool2d_s8"})
+
+
+def test_dsp_kernels_built_for_size_equal_the_reference():
+    """--optimize size: bytes for weights and the single clamping copy of the ring loop."""
+    check_target(_linear_layers(), "cortex-m4", "cortex_m_dsp", LINEAR, optimize="size")
+
+
+def test_a_layer_alone_renders_only_its_paths(tmp_path):
+    """Each layer built alone renders the paths of its own call (codegen/kernels/cortex_m_dsp/
+    paths.py) and still compiles with the strict flags: every path subset the cases reach."""
+    import subprocess
+
+    from codegen.verify.toolchain import STRICT_FLAGS
+
+    flags = load_target("cortex-m4").cflags
+    for k, g in enumerate(_linear_layers()):
+        res = build(g, "cortex-m4")
+        for fname, text in res.files.items():
+            (tmp_path / fname).write_text(text)
+        proc = subprocess.run(["arm-none-eabi-gcc", *flags, *STRICT_FLAGS, "-c", "t.c", "-o", "t.o"],
+                              cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, f"case {k}: {proc.stderr[-2000:]}"
+    ring = int8_layer("DepthwiseConv2D", (1, 6, 5, 8), (1, 3, 3, 8), seed=1, pads=(1, 1, 1, 1))
+    text = build(ring, "cortex-m4").files["t.c"]
+    assert "kiln_depthwise_conv2d_s8_ring(" in text
+    assert "kiln_depthwise_conv2d_s8_generic(" not in text and "kiln_depthwise_conv2d_s8_pixel(" not in text
 
 
 def test_mve_kernels_equal_the_reference():
