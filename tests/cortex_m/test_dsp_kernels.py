@@ -107,30 +107,37 @@ def test_dsp_add_and_average_pool_equal_the_reference():
     check_target(_other_layers(), "cortex-m4", "cortex_m_dsp", {"add_bcast_s8", "average_pool2d_s8"})
 
 
-def test_dsp_kernels_built_for_size_equal_the_reference():
-    """--optimize size: bytes for weights and the single clamping copy of the ring loop."""
-    check_target(_linear_layers(), "cortex-m4", "cortex_m_dsp", LINEAR, optimize="size")
+@pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])
+def test_fast_kernels_built_for_size_equal_the_reference(target, variant):
+    """--optimize size: bytes for weights, the single clamping copy of the ring loop, windows
+    copied one tap at a time, no direct pointwise path (Helium)."""
+    check_target(_linear_layers(), target, variant, LINEAR, optimize="size")
 
 
-def test_a_layer_alone_renders_only_its_paths(tmp_path):
+@pytest.mark.parametrize("target,optimize", [("cortex-m4", "speed"), ("cortex-m4", "size"), ("cortex-m55", "speed"),
+                                             ("cortex-m55", "size")])
+def test_a_layer_alone_renders_only_its_paths(target, optimize, tmp_path):
     """Each layer built alone renders the paths of its own call (codegen/kernels/cortex_m_dsp/
     paths.py) and still compiles with the strict flags: every path subset the cases reach."""
     import subprocess
 
     from codegen.verify.toolchain import STRICT_FLAGS
 
-    flags = load_target("cortex-m4").cflags
+    flags = load_target(target).cflags
     for k, g in enumerate(_linear_layers()):
-        res = build(g, "cortex-m4")
+        res = build_graph(g, "t", target=target, optimize=optimize)
         for fname, text in res.files.items():
             (tmp_path / fname).write_text(text)
         proc = subprocess.run(["arm-none-eabi-gcc", *flags, *STRICT_FLAGS, "-c", "t.c", "-o", "t.o"],
                               cwd=tmp_path, capture_output=True, text=True)
         assert proc.returncode == 0, f"case {k}: {proc.stderr[-2000:]}"
     ring = int8_layer("DepthwiseConv2D", (1, 6, 5, 8), (1, 3, 3, 8), seed=1, pads=(1, 1, 1, 1))
-    text = build(ring, "cortex-m4").files["t.c"]
-    assert "kiln_depthwise_conv2d_s8_ring(" in text
-    assert "kiln_depthwise_conv2d_s8_generic(" not in text and "kiln_depthwise_conv2d_s8_pixel(" not in text
+    text = build_graph(ring, "t", target=target, optimize=optimize).files["t.c"]
+    assert "kiln_depthwise_conv2d_s8_generic(" not in text
+    if target == "cortex-m4":
+        assert "kiln_depthwise_conv2d_s8_ring(" in text and "kiln_depthwise_conv2d_s8_pixel(" not in text
+    else:
+        assert "kiln_depthwise_conv2d_s8_taps8_3x3(" in text and "kiln_depthwise_conv2d_s8_taps8(" not in text
 
 
 def test_mve_kernels_equal_the_reference():

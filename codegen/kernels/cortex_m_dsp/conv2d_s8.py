@@ -92,4 +92,4 @@ class Conv2dS8DspSpec(KernelSpec):
     @classmethod
     def declare(cls, call, ctx):
         allow_pair_conv_overlap(ctx, call)
-        claim_paths(ctx, call, template_paths(call.params))
+        claim_paths(ctx, call, template_paths(call.params) | ({"small"} if ctx.optimize == "size" else set()))
