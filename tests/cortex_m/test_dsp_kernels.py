@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from codegen.ir import Graph
+from codegen.ir import Graph, GraphBuilder, Quant
 from codegen.kernels.select import variant_for_name as kernel_variant
 from codegen.targets import load_target, with_opt_level
 from codegen.verify import qemu
@@ -75,13 +75,44 @@ def _linear_layers() -> list[Graph]:
     return graphs
 
 
+def int8_max_pool(shape, kernel, strides, pads, seed: int, **attrs) -> Graph:
+    """A one-node int8 MaxPool2D whose input and output share the zero point `seed - 10`."""
+    b = GraphBuilder("max_pool_s8")
+    q = Quant.of(0.05, seed - 10)
+    y = b.node("MaxPool2D", [b.input("x", "int8", shape, q)], kernel=kernel, strides=strides, pads=pads, quant=q,
+               **attrs)
+    return b.output(y).build()
+
+
+def _max_pools() -> list[Graph]:
+    return [int8_max_pool((1, 9, 9, 8), (3, 3), (2, 2), (0, 0, 1, 1), 1),  # SAME: windows clipped bottom/right
+            int8_max_pool((1, 6, 5, 6), (2, 2), (2, 2), (0, 0, 0, 1), 2),  # channels not a multiple of 4
+            int8_max_pool((1, 7, 7, 20), (3, 3), (1, 1), (1, 1, 1, 1), 3, activation="relu"),  # 16 + 4 lanes
+            int8_max_pool((2, 4, 4, 4), (2, 2), (2, 2), (0, 0, 0, 0), 4)]
+
+
+def int8_concat(shapes, axis: int, seed: int) -> Graph:
+    """A one-node int8 Concat of inputs of `shapes` sharing one quantization."""
+    b = GraphBuilder("concat_s8")
+    q = Quant.of(0.05, seed - 10)
+    xs = [b.input(f"x{k}", "int8", shape, q) for k, shape in enumerate(shapes)]
+    return b.output(b.node("Concat", xs, axis=axis, quant=q)).build()
+
+
+def _concats() -> list[Graph]:
+    return [int8_concat([(1, 4, 5, 8), (1, 4, 5, 13), (1, 4, 5, 3)], 3, 1),  # channels: 8, 13, 3 bytes a row
+            int8_concat([(2, 3, 6), (2, 5, 6)], 1, 2),  # rows of 18 and 30 bytes
+            int8_concat([(3, 7), (2, 7)], 0, 3)]  # the first axis: one run per input
+
+
 def _other_layers() -> list[Graph]:
     return [int8_add((1, 4, 4, 8), (1, 4, 4, 8), "none", 1), int8_add((1, 3, 5, 6), (1, 1, 1, 6), "relu", 2),
             int8_add((2, 3, 1, 4), (1, 1, 5, 1), "relu6", 3), int8_add((1, 2, 3, 5), (1, 2, 3, 5), "none", 4),
             int8_average_pool((1, 25, 5, 16), (25, 5), (25, 5), (0, 0, 0, 0), 1),  # KWS: global, 125 positions
             int8_average_pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 2),  # windows clipped by the padding
             int8_average_pool((1, 5, 5, 6), (2, 2), (1, 1), (0, 0, 0, 0), 3),  # channels not a multiple of 4
-            int8_average_pool((1, 17, 16, 4), (17, 16), (1, 1), (0, 0, 0, 0), 4)]  # 272 positions: scalar sums
+            int8_average_pool((1, 17, 16, 4), (17, 16), (1, 1), (0, 0, 0, 0), 4),  # 272 positions: scalar sums
+            *_max_pools(), *_concats()]
 
 
 def check_target(graphs: list[Graph], target: str, variant: str, kernels: set[str], samples: int = 3,
@@ -104,7 +135,8 @@ def test_dsp_linear_kernels_equal_the_reference(target):
 
 
 def test_dsp_add_and_average_pool_equal_the_reference():
-    check_target(_other_layers(), "cortex-m4", "cortex_m_dsp", {"add_bcast_s8", "average_pool2d_s8"})
+    check_target(_other_layers(), "cortex-m4", "cortex_m_dsp", {"add_bcast_s8", "average_pool2d_s8", "max_pool2d_s8",
+                                                                      "concat"})
 
 
 @pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])
@@ -141,7 +173,7 @@ def test_a_layer_alone_renders_only_its_paths(target, optimize, tmp_path):
 
 
 def test_mve_kernels_equal_the_reference():
-    check_target(_linear_layers() + _other_layers(), "cortex-m55", "mve", LINEAR | {"add_bcast_s8"})
+    check_target(_linear_layers() + _other_layers(), "cortex-m55", "mve", LINEAR | {"add_bcast_s8", "max_pool2d_s8"})
 
 
 @pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])
