@@ -176,6 +176,9 @@ def render(results: dict, toolchain: str, peers: dict | None = None, code: list[
               "codegen/kernels/cortex_m_dsp/conv2d_s8.py), the DSP depthwise "
               "weights twice that (int16 lanes, so that the inner loop does not unpack them), and the "
               "per-channel constants 16 bytes per output channel (reference kernels: 12).", ""]
+    lines += ["Beyond MLPerf Tiny (a MobileNetV2 residual pair, an inception-style block with max pools and a "
+              "concatenation, a small U-Net, a wide MLP): bench/CORTEX_M_EXTRA.md. The cost model's estimate "
+              "against these counts: bench/COST_FIT_CORTEX_M.md.", ""]
     return "\n".join(lines + (code or []))
 
 
