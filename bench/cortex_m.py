@@ -26,6 +26,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from bench import cortex_m_code
 from codegen.options import CompileOptions
 from codegen.targets import load_target
 from codegen.verify.profile import Profile, build_plugin, profile_model
@@ -48,11 +49,11 @@ KERNEL_GROUPS = [("conv", "conv2d_s8"), ("depthwise", "depthwise_conv2d_s8"), ("
                  ("add", "add_bcast_s8"), ("avg pool", "average_pool2d_s8"), ("softmax", "softmax_s8")]
 
 
-def profile(model: Path, target: str, reference: bool, plugin: Path) -> Profile:
+def profile(model: Path, target: str, reference: bool, plugin: Path, optimize: str = "speed") -> Profile:
     t = load_target(target)
     if reference:
         t = dataclasses.replace(t, variants=("reference",))
-    return profile_model(model, CompileOptions(t), samples=1, seed=0, plugin=plugin)
+    return profile_model(model, CompileOptions(t, optimize=optimize), samples=1, seed=0, plugin=plugin)
 
 
 def _fmt(n: int) -> str:
@@ -98,7 +99,7 @@ def _peer(n: int, p: PeerFigures) -> str:
     return _fmt(n) if p.measured else f"{_fmt(n)}\u2020"
 
 
-def render(results: dict, toolchain: str, peers: dict | None = None) -> str:
+def render(results: dict, toolchain: str, peers: dict | None = None, code: list[str] | None = None) -> str:
     peers = {} if peers is None else peers
     lines = ["# Cortex-M: instructions per inference, flash and RAM (MLPerf Tiny, int8)", "",
              f"Command: `python -m bench.cortex_m` (from the repository root; commit {_commit()}).  ",
@@ -175,7 +176,10 @@ def render(results: dict, toolchain: str, peers: dict | None = None) -> str:
               "codegen/kernels/cortex_m_dsp/conv2d_s8.py), the DSP depthwise "
               "weights twice that (int16 lanes, so that the inner loop does not unpack them), and the "
               "per-channel constants 16 bytes per output channel (reference kernels: 12).", ""]
-    return "\n".join(lines)
+    lines += ["Beyond MLPerf Tiny (a MobileNetV2 residual pair, an inception-style block with max pools and a "
+              "concatenation, a small U-Net, a wide MLP): bench/CORTEX_M_EXTRA.md. The cost model's estimate "
+              "against these counts: bench/COST_FIT_CORTEX_M.md.", ""]
+    return "\n".join(lines + (code or []))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,8 +196,12 @@ def main(argv: list[str] | None = None) -> int:
                 ref = profile(MODELS / fname, target, True, plugin)
                 results[name][target] = (fast, ref)
                 print(f"{name:20s} {target:11s} fast {fast.totals[0]:>12,}  reference {ref.totals[0]:>12,}", flush=True)
+        size_insns = {name: (results[name]["cortex-m4"][0].totals[0],
+                             profile(MODELS / fname, "cortex-m4", False, plugin, "size").totals[0])
+                      for name, fname in INT8_MODELS}
+    code = cortex_m_code.section(cortex_m_code.measure([(n, MODELS / f) for n, f in INT8_MODELS], TARGETS), size_insns)
     peers = json.loads(PEERS_FILE.read_text()) if PEERS_FILE.is_file() else {}
-    args.out.write_text(render(results, _toolchain(), peers))
+    args.out.write_text(render(results, _toolchain(), peers, code))
     print(f"wrote {args.out}")
     return 0
 

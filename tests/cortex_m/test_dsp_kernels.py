@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from codegen.ir import Graph
+from codegen.ir import Graph, GraphBuilder, Quant
 from codegen.kernels.select import variant_for_name as kernel_variant
 from codegen.targets import load_target, with_opt_level
 from codegen.verify import qemu
@@ -75,20 +75,51 @@ def _linear_layers() -> list[Graph]:
     return graphs
 
 
+def int8_max_pool(shape, kernel, strides, pads, seed: int, **attrs) -> Graph:
+    """A one-node int8 MaxPool2D whose input and output share the zero point `seed - 10`."""
+    b = GraphBuilder("max_pool_s8")
+    q = Quant.of(0.05, seed - 10)
+    y = b.node("MaxPool2D", [b.input("x", "int8", shape, q)], kernel=kernel, strides=strides, pads=pads, quant=q,
+               **attrs)
+    return b.output(y).build()
+
+
+def _max_pools() -> list[Graph]:
+    return [int8_max_pool((1, 9, 9, 8), (3, 3), (2, 2), (0, 0, 1, 1), 1),  # SAME: windows clipped bottom/right
+            int8_max_pool((1, 6, 5, 6), (2, 2), (2, 2), (0, 0, 0, 1), 2),  # channels not a multiple of 4
+            int8_max_pool((1, 7, 7, 20), (3, 3), (1, 1), (1, 1, 1, 1), 3, activation="relu"),  # 16 + 4 lanes
+            int8_max_pool((2, 4, 4, 4), (2, 2), (2, 2), (0, 0, 0, 0), 4)]
+
+
+def int8_concat(shapes, axis: int, seed: int) -> Graph:
+    """A one-node int8 Concat of inputs of `shapes` sharing one quantization."""
+    b = GraphBuilder("concat_s8")
+    q = Quant.of(0.05, seed - 10)
+    xs = [b.input(f"x{k}", "int8", shape, q) for k, shape in enumerate(shapes)]
+    return b.output(b.node("Concat", xs, axis=axis, quant=q)).build()
+
+
+def _concats() -> list[Graph]:
+    return [int8_concat([(1, 4, 5, 8), (1, 4, 5, 13), (1, 4, 5, 3)], 3, 1),  # channels: 8, 13, 3 bytes a row
+            int8_concat([(2, 3, 6), (2, 5, 6)], 1, 2),  # rows of 18 and 30 bytes
+            int8_concat([(3, 7), (2, 7)], 0, 3)]  # the first axis: one run per input
+
+
 def _other_layers() -> list[Graph]:
     return [int8_add((1, 4, 4, 8), (1, 4, 4, 8), "none", 1), int8_add((1, 3, 5, 6), (1, 1, 1, 6), "relu", 2),
             int8_add((2, 3, 1, 4), (1, 1, 5, 1), "relu6", 3), int8_add((1, 2, 3, 5), (1, 2, 3, 5), "none", 4),
             int8_average_pool((1, 25, 5, 16), (25, 5), (25, 5), (0, 0, 0, 0), 1),  # KWS: global, 125 positions
             int8_average_pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 2),  # windows clipped by the padding
             int8_average_pool((1, 5, 5, 6), (2, 2), (1, 1), (0, 0, 0, 0), 3),  # channels not a multiple of 4
-            int8_average_pool((1, 17, 16, 4), (17, 16), (1, 1), (0, 0, 0, 0), 4)]  # 272 positions: scalar sums
+            int8_average_pool((1, 17, 16, 4), (17, 16), (1, 1), (0, 0, 0, 0), 4),  # 272 positions: scalar sums
+            *_max_pools(), *_concats()]
 
 
 def check_target(graphs: list[Graph], target: str, variant: str, kernels: set[str], samples: int = 3,
-                 opt_level: str | None = None):
+                 opt_level: str | None = None, optimize: str = "speed"):
     g, _, _ = merge(graphs)
     t = load_target(target) if opt_level is None else with_opt_level(load_target(target), opt_level)
-    res = build(g, t)
+    res = build(g, t) if optimize == "speed" else build_graph(g, "t", target=t, optimize=optimize)
     for kernel in kernels:
         assert kernel in res.manifest["kernels"] and kernel_variant(kernel, t.variants) == variant, kernel
     feeds = random_samples(res.manifest["inputs"], samples, seed=5)
@@ -104,11 +135,45 @@ def test_dsp_linear_kernels_equal_the_reference(target):
 
 
 def test_dsp_add_and_average_pool_equal_the_reference():
-    check_target(_other_layers(), "cortex-m4", "cortex_m_dsp", {"add_bcast_s8", "average_pool2d_s8"})
+    check_target(_other_layers(), "cortex-m4", "cortex_m_dsp", {"add_bcast_s8", "average_pool2d_s8", "max_pool2d_s8",
+                                                                      "concat"})
+
+
+@pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])
+def test_fast_kernels_built_for_size_equal_the_reference(target, variant):
+    """--optimize size: bytes for weights, the single clamping copy of the ring loop, windows
+    copied one tap at a time, no direct pointwise path (Helium)."""
+    check_target(_linear_layers(), target, variant, LINEAR, optimize="size")
+
+
+@pytest.mark.parametrize("target,optimize", [("cortex-m4", "speed"), ("cortex-m4", "size"), ("cortex-m55", "speed"),
+                                             ("cortex-m55", "size")])
+def test_a_layer_alone_renders_only_its_paths(target, optimize, tmp_path):
+    """Each layer built alone renders the paths of its own call (codegen/kernels/cortex_m_dsp/
+    paths.py) and still compiles with the strict flags: every path subset the cases reach."""
+    import subprocess
+
+    from codegen.verify.toolchain import STRICT_FLAGS
+
+    flags = load_target(target).cflags
+    for k, g in enumerate(_linear_layers()):
+        res = build_graph(g, "t", target=target, optimize=optimize)
+        for fname, text in res.files.items():
+            (tmp_path / fname).write_text(text)
+        proc = subprocess.run(["arm-none-eabi-gcc", *flags, *STRICT_FLAGS, "-c", "t.c", "-o", "t.o"],
+                              cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, f"case {k}: {proc.stderr[-2000:]}"
+    ring = int8_layer("DepthwiseConv2D", (1, 6, 5, 8), (1, 3, 3, 8), seed=1, pads=(1, 1, 1, 1))
+    text = build_graph(ring, "t", target=target, optimize=optimize).files["t.c"]
+    assert "kiln_depthwise_conv2d_s8_generic(" not in text
+    if target == "cortex-m4":
+        assert "kiln_depthwise_conv2d_s8_ring(" in text and "kiln_depthwise_conv2d_s8_pixel(" not in text
+    else:
+        assert "kiln_depthwise_conv2d_s8_taps8_3x3(" in text and "kiln_depthwise_conv2d_s8_taps8(" not in text
 
 
 def test_mve_kernels_equal_the_reference():
-    check_target(_linear_layers() + _other_layers(), "cortex-m55", "mve", LINEAR | {"add_bcast_s8"})
+    check_target(_linear_layers() + _other_layers(), "cortex-m55", "mve", LINEAR | {"add_bcast_s8", "max_pool2d_s8"})
 
 
 @pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels import repack
+from codegen.kernels.cortex_m_dsp.paths import claim_paths
 from codegen.kernels.inplace import allow_pair_conv_overlap
 from codegen.kernels.linear import DSP_HEADERS, ConvShape, OutputStage, dsp_requant, int8_prepared, weights
 from codegen.kernels.spec import KernelSpec, kernel_spec
@@ -46,15 +47,30 @@ def pair_in_loop(wide: bool, r2: bool, out_c: int) -> bool:
     return wide and r2 and out_c % 2 == 0
 
 
+def pointwise(shape: dict) -> bool:
+    """A 1x1 window, stride 1, no padding: the template's `pointwise` test."""
+    return (shape["k_h"] == 1 and shape["k_w"] == 1 and shape["stride_h"] == 1 and shape["stride_w"] == 1
+            and shape["pad_top"] == 0 and shape["pad_left"] == 0)
+
+
+def template_paths(params: dict) -> set[str]:
+    """The template's paths a call with parameter block `params` takes (paths.py): the pair
+    loop (its window interleaved directly where in_c is a multiple of 4, else copied through
+    plain columns) or the tiles over int16 or byte weights; im2col except for a 1x1 layer."""
+    if pair_in_loop(bool(params["wide"]), bool(params["rq_r2"]), params["out_c"]):
+        if pointwise(params):
+            return {"in_loop"}
+        return {"in_loop", "il_window" if params["in_c"] % 4 == 0 else "im2col"}
+    return {"tiles", "wide" if params["wide"] else "narrow"} | (set() if pointwise(params) else {"im2col"})
+
+
 def scratch_bytes(shape: dict, k4: int, o2: int, in_loop: bool) -> int:
     """Two int16 columns and two pixels' accumulators; requantizing in the loop, the two
     columns interleaved, and, where in_c is not a multiple of 4 (a window's runs straddle the
     groups), the two plain columns they are copied from (the template's tests)."""
     if not in_loop:
         return 2 * 2 * k4 + 2 * 4 * o2
-    pointwise = (shape["k_h"] == 1 and shape["k_w"] == 1 and shape["stride_h"] == 1 and shape["stride_w"] == 1
-                 and shape["pad_top"] == 0 and shape["pad_left"] == 0)
-    return 2 * 2 * k4 * (2 if not pointwise and shape["in_c"] % 4 else 1)
+    return 2 * 2 * k4 * (2 if not pointwise(shape) and shape["in_c"] % 4 else 1)
 
 
 @kernel_spec
@@ -76,3 +92,4 @@ class Conv2dS8DspSpec(KernelSpec):
     @classmethod
     def declare(cls, call, ctx):
         allow_pair_conv_overlap(ctx, call)
+        claim_paths(ctx, call, template_paths(call.params) | ({"small"} if ctx.optimize == "size" else set()))

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from codegen.kernels import repack
 from codegen.kernels.cortex_m_dsp.conv2d_s8 import DSP_LOOP_HEADERS
+from codegen.kernels.cortex_m_dsp.paths import claim_paths
 from codegen.kernels.inplace import allow_rows_depthwise_overlap
-from codegen.kernels.linear import (DepthwiseShape, OutputStage, depthwise_rows_bytes, dsp_requant, int8_prepared,
-                                    weights)
+from codegen.kernels.linear import (DepthwiseShape, OutputStage, depthwise_rows_bytes, depthwise_rows_path,
+                                    dsp_requant, int8_prepared, weights)
 from codegen.kernels.spec import KernelSpec, kernel_spec
 from codegen.ops.request import ConstArray
 
@@ -38,6 +39,21 @@ def ring_bytes(shape: dict) -> int:
     return 3 * reach_w * shape["in_c"] * 2
 
 
+def template_paths(params: dict) -> set[str]:
+    """The template's paths a call with parameter block `params` takes (paths.py), as the
+    kernel tests them: the ring; the general loop (depth multiplier, channels not a multiple
+    of 4); else the padded rows where the layer needs them, and per pixel the dilated 3x3 or
+    k_h x 1 assembly loops or the C loop."""
+    if params["ring"]:
+        return {"ring"}
+    if params["depth_multiplier"] != 1 or params["in_c"] % 4:
+        return {"generic"}
+    r2 = bool(params["rq_r2"])
+    per_pixel = ("3x3_r2" if r2 and params["k_h"] == 3 and params["k_w"] == 3
+                 else "col_r2" if r2 and params["k_w"] == 1 else "pixel")
+    return {per_pixel} | ({"rows"} if depthwise_rows_path(params) else set())
+
+
 @kernel_spec
 class DepthwiseConv2dS8DspSpec(KernelSpec):
     kernel, variant, Params, headers = "depthwise_conv2d_s8", "cortex_m_dsp", DepthwiseConv2dS8Dsp, DSP_LOOP_HEADERS
@@ -56,3 +72,4 @@ class DepthwiseConv2dS8DspSpec(KernelSpec):
     @classmethod
     def declare(cls, call, ctx):
         allow_rows_depthwise_overlap(ctx, call, vector=4)
+        claim_paths(ctx, call, template_paths(call.params) | ({"small"} if ctx.optimize == "size" else set()))

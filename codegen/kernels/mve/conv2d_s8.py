@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels import repack
+from codegen.kernels.cortex_m_dsp.paths import claim_paths
 from codegen.kernels.inplace import allow_pair_conv_overlap
 from codegen.kernels.linear import MVE_HEADERS, ConvShape, OutputStage, int8_prepared, vector_requant, weights
 from codegen.kernels.spec import KernelSpec, kernel_spec
@@ -17,6 +18,19 @@ class Conv2dS8Mve(ConvShape, OutputStage):
     input_zp: int
     k16: int  # window length rounded up to a multiple of 16
     rq: ConstArray  # Helium's per-channel vectors (codegen/kernels/repack.mve_requant)
+
+
+def template_paths(params: dict, optimize: str) -> set[str]:
+    """The template's paths a call takes (codegen/kernels/cortex_m_dsp/paths.py): the copying
+    path always (a plan may overlap any layer's output with its input), the direct one for a
+    1x1 layer of the input's size, but with --optimize size, which copies every layer's
+    columns (one copy of the inner loop) one tap at a time ("small")."""
+    if optimize == "size":
+        return {"small"}
+    same = (params["k_h"] == 1 and params["k_w"] == 1 and params["stride_h"] == 1 and params["stride_w"] == 1
+            and params["pad_top"] == 0 and params["pad_left"] == 0 and params["out_h"] == params["in_h"]
+            and params["out_w"] == params["in_w"])
+    return {"direct"} if same else set()
 
 
 @kernel_spec
@@ -36,3 +50,4 @@ class Conv2dS8MveSpec(KernelSpec):
     def declare(cls, call, ctx):
         # an overlapped pointwise layer leaves the direct path for the copying one (template)
         allow_pair_conv_overlap(ctx, call)
+        claim_paths(ctx, call, template_paths(call.params, ctx.optimize))

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels import repack
+from codegen.kernels.cortex_m_dsp.paths import claim_paths
 from codegen.kernels.inplace import allow_rows_depthwise_overlap
-from codegen.kernels.linear import (MVE_HEADERS, DepthwiseShape, OutputStage, depthwise_rows_bytes, int8_prepared,
-                                    vector_requant, weights)
+from codegen.kernels.linear import (MVE_HEADERS, DepthwiseShape, OutputStage, depthwise_rows_bytes,
+                                    depthwise_rows_path, int8_prepared, vector_requant, weights)
 from codegen.kernels.spec import KernelSpec, kernel_spec
 from codegen.ops.request import ConstArray
 
@@ -18,6 +19,19 @@ from codegen.ops.request import ConstArray
 class DepthwiseConv2dS8Mve(DepthwiseShape, OutputStage):
     input_zp: int
     rq: ConstArray
+
+
+def template_paths(params: dict) -> set[str]:
+    """The template's paths a call with parameter block `params` takes (paths.py), as the
+    kernel tests them: the general loop (a depth multiplier), else the padded rows where the
+    layer needs them and eight channels at a time (3x3 unrolled, or any window) or four."""
+    if params["depth_multiplier"] != 1:
+        return {"generic"}
+    if params["in_c"] % 8:
+        group = "c4"
+    else:
+        group = "c8_3x3" if params["k_h"] == 3 and params["k_w"] == 3 else "c8_taps"
+    return {group} | ({"rows"} if depthwise_rows_path(params, vector=1) else set())
 
 
 @kernel_spec
@@ -38,3 +52,4 @@ class DepthwiseConv2dS8MveSpec(KernelSpec):
     @classmethod
     def declare(cls, call, ctx):
         allow_rows_depthwise_overlap(ctx, call, vector=1)
+        claim_paths(ctx, call, template_paths(call.params))
