@@ -228,6 +228,59 @@ KILN_NEON_INLINE void kiln_neon_dw16(const int8_t *const *tap, int32_t c, const 
     acc[3] = a3;
 }
 
+/* The depthwise sums of 16 lanes over `taps` taps whose inputs x[t] and weights w[t] are
+ * already in registers (the 3x3 kernels: weights loaded once per channel block), summed as
+ * kiln_neon_dw16 sums them. */
+KILN_NEON_INLINE void kiln_neon_dw_mac16(const int8x16_t *x, const int8x16_t *w, int taps, int pairs,
+                                         int32x4_t acc[4])
+{
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+    int t = 0;
+    if (pairs) {
+        for (; t + 2 <= taps; t += 2) {
+            const int16x8_t lo = vmlal_s8(vmull_s8(vget_low_s8(x[t]), vget_low_s8(w[t])), vget_low_s8(x[t + 1]),
+                                          vget_low_s8(w[t + 1]));
+            const int16x8_t hi = vmlal_high_s8(vmull_high_s8(x[t], w[t]), x[t + 1], w[t + 1]);
+            a0 = vaddw_s16(a0, vget_low_s16(lo));
+            a1 = vaddw_high_s16(a1, lo);
+            a2 = vaddw_s16(a2, vget_low_s16(hi));
+            a3 = vaddw_high_s16(a3, hi);
+        }
+    }
+    for (; t < taps; ++t) {
+        const int16x8_t lo = vmull_s8(vget_low_s8(x[t]), vget_low_s8(w[t])), hi = vmull_high_s8(x[t], w[t]);
+        a0 = vaddw_s16(a0, vget_low_s16(lo));
+        a1 = vaddw_high_s16(a1, lo);
+        a2 = vaddw_s16(a2, vget_low_s16(hi));
+        a3 = vaddw_high_s16(a3, hi);
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+
+/* kiln_neon_dw_mac16 for 8 lanes. */
+KILN_NEON_INLINE void kiln_neon_dw_mac8(const int8x8_t *x, const int8x8_t *w, int taps, int pairs, int32x4_t acc[2])
+{
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0;
+    int t = 0;
+    if (pairs) {
+        for (; t + 2 <= taps; t += 2) {
+            const int16x8_t prod = vmlal_s8(vmull_s8(x[t], w[t]), x[t + 1], w[t + 1]);
+            a0 = vaddw_s16(a0, vget_low_s16(prod));
+            a1 = vaddw_high_s16(a1, prod);
+        }
+    }
+    for (; t < taps; ++t) {
+        const int16x8_t prod = vmull_s8(x[t], w[t]);
+        a0 = vaddw_s16(a0, vget_low_s16(prod));
+        a1 = vaddw_high_s16(a1, prod);
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+}
+
 /* Two and four bytes at any address, through types that may alias int8 data (AArch64 loads
  * and stores unaligned). */
 typedef int16_t kiln_neon_w16 __attribute__((may_alias, aligned(1)));
