@@ -24,7 +24,8 @@ from codegen.targets import Target
 MCA = "llvm-mca"
 ITERATIONS = 100
 _LABEL = re.compile(r"^(\.?L[\w.]+):")
-_BRANCH = re.compile(r"^\s+(?:b(?:\.\w+)?|cbn?z\s+\w+,|tbn?z\s+\w+,\s*#?\d+,)\s*(\.?L[\w.]+)\s*$")
+_CONDITIONS = "eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le"
+_BRANCH = re.compile(rf"^\s+(?:b(?:\.?(?:{_CONDITIONS}))?|cbn?z\s+\w+,|tbn?z\s+\w+,\s*#?\d+,)\s*(\.?L[\w.]+)\s*$")
 _VECTOR = re.compile(r"\bv\d+\.|\b[qd]\d+\b")
 
 
