@@ -193,6 +193,15 @@ KILN_NEON_INLINE int8x8_t kiln_neon_narrow8(int32x4_t a, int32x4_t b)
     return vmovn_s16(vcombine_s16(vmovn_s32(a), vmovn_s32(b)));
 }
 
+/* The products lo (lanes 0-7) and hi (8-15) widened into the four int32 sums of 16 lanes. */
+KILN_NEON_INLINE void kiln_neon_addw16(int32x4_t a[4], int16x8_t lo, int16x8_t hi)
+{
+    a[0] = vaddw_s16(a[0], vget_low_s16(lo));
+    a[1] = vaddw_high_s16(a[1], lo);
+    a[2] = vaddw_s16(a[2], vget_low_s16(hi));
+    a[3] = vaddw_high_s16(a[3], hi);
+}
+
 /* The depthwise sums of channels c..c+15 over `taps` taps: tap[t] points at the input pixel
  * of tap t (or a row of the input zero point), w at the weights of tap 0 (taps `stride` bytes
  * apart). With `pairs` (no weight is -128) the products of two taps add in int16 first
@@ -200,32 +209,25 @@ KILN_NEON_INLINE int8x8_t kiln_neon_narrow8(int32x4_t a, int32x4_t b)
 KILN_NEON_INLINE void kiln_neon_dw16(const int8_t *const *tap, int32_t c, const int8_t *w, int32_t stride,
                                      int32_t taps, int pairs, int32x4_t acc[4])
 {
-    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
     int32_t t = 0;
+    int r;
+    for (r = 0; r < 4; ++r) {
+        acc[r] = vdupq_n_s32(0);
+    }
     if (pairs) {
         for (; t + 2 <= taps; t += 2, w += 2 * stride) {
             const int8x16_t x0 = vld1q_s8(tap[t] + c), x1 = vld1q_s8(tap[t + 1] + c);
             const int8x16_t w0 = vld1q_s8(w), w1 = vld1q_s8(w + stride);
             const int16x8_t lo = vmlal_s8(vmull_s8(vget_low_s8(x0), vget_low_s8(w0)), vget_low_s8(x1), vget_low_s8(w1));
             const int16x8_t hi = vmlal_high_s8(vmull_high_s8(x0, w0), x1, w1);
-            a0 = vaddw_s16(a0, vget_low_s16(lo));
-            a1 = vaddw_high_s16(a1, lo);
-            a2 = vaddw_s16(a2, vget_low_s16(hi));
-            a3 = vaddw_high_s16(a3, hi);
+            kiln_neon_addw16(acc, lo, hi);
         }
     }
     for (; t < taps; ++t, w += stride) {
         const int8x16_t x = vld1q_s8(tap[t] + c), wt = vld1q_s8(w);
         const int16x8_t lo = vmull_s8(vget_low_s8(x), vget_low_s8(wt)), hi = vmull_high_s8(x, wt);
-        a0 = vaddw_s16(a0, vget_low_s16(lo));
-        a1 = vaddw_high_s16(a1, lo);
-        a2 = vaddw_s16(a2, vget_low_s16(hi));
-        a3 = vaddw_high_s16(a3, hi);
+        kiln_neon_addw16(acc, lo, hi);
     }
-    acc[0] = a0;
-    acc[1] = a1;
-    acc[2] = a2;
-    acc[3] = a3;
 }
 
 /* The depthwise sums of 16 lanes over `taps` taps whose inputs x[t] and weights w[t] are
@@ -234,30 +236,22 @@ KILN_NEON_INLINE void kiln_neon_dw16(const int8_t *const *tap, int32_t c, const 
 KILN_NEON_INLINE void kiln_neon_dw_mac16(const int8x16_t *x, const int8x16_t *w, int taps, int pairs,
                                          int32x4_t acc[4])
 {
-    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
-    int t = 0;
+    int t = 0, r;
+    for (r = 0; r < 4; ++r) {
+        acc[r] = vdupq_n_s32(0);
+    }
     if (pairs) {
         for (; t + 2 <= taps; t += 2) {
             const int16x8_t lo = vmlal_s8(vmull_s8(vget_low_s8(x[t]), vget_low_s8(w[t])), vget_low_s8(x[t + 1]),
                                           vget_low_s8(w[t + 1]));
             const int16x8_t hi = vmlal_high_s8(vmull_high_s8(x[t], w[t]), x[t + 1], w[t + 1]);
-            a0 = vaddw_s16(a0, vget_low_s16(lo));
-            a1 = vaddw_high_s16(a1, lo);
-            a2 = vaddw_s16(a2, vget_low_s16(hi));
-            a3 = vaddw_high_s16(a3, hi);
+            kiln_neon_addw16(acc, lo, hi);
         }
     }
     for (; t < taps; ++t) {
         const int16x8_t lo = vmull_s8(vget_low_s8(x[t]), vget_low_s8(w[t])), hi = vmull_high_s8(x[t], w[t]);
-        a0 = vaddw_s16(a0, vget_low_s16(lo));
-        a1 = vaddw_high_s16(a1, lo);
-        a2 = vaddw_s16(a2, vget_low_s16(hi));
-        a3 = vaddw_high_s16(a3, hi);
+        kiln_neon_addw16(acc, lo, hi);
     }
-    acc[0] = a0;
-    acc[1] = a1;
-    acc[2] = a2;
-    acc[3] = a3;
 }
 
 /* kiln_neon_dw_mac16 for 8 lanes. */
