@@ -27,7 +27,7 @@ from bench import litert_xnnpack as peer
 from bench.cortex_m import _commit, _fmt
 from codegen.options import CompileOptions
 from codegen.targets import load_target, with_kernels
-from codegen.verify.profile import Profile, build_plugin, profile_model
+from codegen.verify.profile import Profile, build_plugin, estimated_cycles, profile_model
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT.parent / "shared" / "models" / "mlperf_tiny"
@@ -110,6 +110,36 @@ def _reference_tables(fast: dict, ref: dict, mla: dict) -> list[str]:
     return lines
 
 
+def estimate(p: Profile) -> float | None:
+    """Kiln's cycles estimate of one inference: each kernel call with a hot loop at that loop's
+    llvm-mca instructions per cycle (codegen/verify/hot_loops.py), the other calls and the
+    code between calls at one instruction per cycle; None without llvm-mca."""
+    if not p.hot_loops:
+        return None
+    est = estimated_cycles(p)
+    covered = sum(min(c.instructions) for c in p.calls if c.index in est)
+    return sum(est.values()) + p.totals[0] - covered
+
+
+def _estimate_table(fast: dict) -> list[str]:
+    lines = ["", "## Kiln: instructions and the hot-loop throughput estimate", "",
+             "*est. cycles*: each kernel call's instructions at the instructions per cycle that llvm-mca "
+             "(LLVM 14, `-mcpu=<core>`) gives the kernel's hot loop as GCC emitted it, the rest at one per "
+             "cycle (`kiln profile` prints the loops). An estimate of issue throughput only: no cache or memory "
+             "stalls, prologues and tails at the loop's rate. *IPC*: instructions / est. cycles.", "",
+             "| model | dtype | " + " | ".join(f"{t}: instructions | est. cycles | IPC" for t in TARGETS) + " |",
+             "|---|---|" + "---:|---:|---:|" * len(TARGETS)]
+    for dtype, name, fname in _models():
+        cells = []
+        for t in TARGETS:
+            p = fast[fname].get(t)
+            e = estimate(p) if p else None
+            cells += [_fmt(p.totals[0]) if p else "not run", _fmt(round(e)) if e else "",
+                      f"{p.totals[0] / e:.2f}" if p and e else ""]
+        lines.append(f"| {name} | {dtype} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def render(fast: dict, peers: dict, ref: dict, mla: dict, toolchain: str) -> str:
     lines = ["# Cortex-A: instructions per inference (MLPerf Tiny), Kiln and LiteRT + XNNPACK", "",
              f"Command: `python -m bench.cortex_a` (from the repository root; commit {_commit()}).  ",
@@ -136,6 +166,7 @@ def render(fast: dict, peers: dict, ref: dict, mla: dict, toolchain: str) -> str
     lines += _peer_table(fast, peers)
     if ref:
         lines += _reference_tables(fast, ref, mla)
+    lines += _estimate_table(fast)
     lines += ["", "## Where Kiln's instructions go (Cortex-A53)", "",
               "| model | dtype | " + " | ".join(g for g, _ in KERNEL_GROUPS) + " | other |",
               "|---|---|" + "---:|" * (len(KERNEL_GROUPS) + 1)]

@@ -4,7 +4,7 @@
  * product extension (Armv8.2-A +dotprod).
  *
  * Bit-exact with the portable kernels (TFLite Micro's integer arithmetic): every sum is the
- * same integer, and kiln_neon_requant is TFLM's MultiplyByQuantizedMultiplier lane by lane.
+ * same integer, and kiln_neon_scale4 is TFLM's MultiplyByQuantizedMultiplier lane by lane.
  * VQRDMULH is gemmlowp's SaturatingRoundingDoublingHighMul (floor((2ab + 2^31) / 2^32) equals
  * its ties-away-from-zero rounding for both signs of ab), and VRSHL by -r after adding -1 to
  * negative lanes is RoundingDivideByPOT (ties away from zero), as CMSIS-NN does it.
@@ -108,37 +108,98 @@ KILN_NEON_INLINE void kiln_neon_tile(const int8_t *w, const int8_t *const col[4]
     }
 }
 
-/* TFLM's output stage for four channels: acc plus the bias of t, times the quantized
- * multipliers of t (repack.mve_requant: bias, multiplier, left shift, minus the right shift,
- * four lanes each), plus the output zero point, clamped to [lo, hi]. */
-KILN_NEON_INLINE int32x4_t kiln_neon_requant(int32x4_t acc, const int32_t *t, int32_t zp, int32_t lo, int32_t hi)
+/* TFLM's MultiplyByQuantizedMultiplier of four channels whose bias is already in acc (the
+ * GEMM tiles start their sums from it): the left shift, VQRDMULH, then RoundingDivideByPOT.
+ * With `right` (every channel of the layer shifts right by at least 1) the ties-away
+ * correction of negative lanes is one SSRA (x - 1 for x < 0): VQRDMULH by a positive
+ * multiplier below 2^31 never returns INT32_MIN, so the subtraction cannot wrap; otherwise
+ * a masked correction (AND, SSHR, SQADD) that leaves lanes which do not shift alone. */
+typedef struct {
+    int32x4_t bias, mult, left, rshift; /* rshift: minus the right shift */
+} kiln_neon_rq4;
+
+KILN_NEON_INLINE kiln_neon_rq4 kiln_neon_rq4_load(const int32_t *t)
 {
-    const int32x4_t right = vld1q_s32(t + 12);
-    int32x4_t x = vqrdmulhq_s32(vshlq_s32(vaddq_s32(acc, vld1q_s32(t)), vld1q_s32(t + 8)), vld1q_s32(t + 4));
-    x = vrshlq_s32(vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, right), 31)), right);
-    return vminq_s32(vmaxq_s32(vaddq_s32(x, vdupq_n_s32(zp)), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+    kiln_neon_rq4 q;
+    q.bias = vld1q_s32(t);
+    q.mult = vld1q_s32(t + 4);
+    q.left = vld1q_s32(t + 8);
+    q.rshift = vld1q_s32(t + 12);
+    return q;
 }
 
-/* The first n (1..4) lanes of v, already within int8, to out[0..n). */
-KILN_NEON_INLINE void kiln_neon_store4(int8_t *out, int32x4_t v, int32_t n)
+KILN_NEON_INLINE int32x4_t kiln_neon_scale4q(int32x4_t acc, const kiln_neon_rq4 *q, int right)
 {
-    const int8x8_t b = vmovn_s16(vcombine_s16(vmovn_s32(v), vdup_n_s16(0)));
-    out[0] = vget_lane_s8(b, 0);
-    if (n > 1) {
-        out[1] = vget_lane_s8(b, 1);
-    }
-    if (n > 2) {
-        out[2] = vget_lane_s8(b, 2);
-    }
-    if (n > 3) {
-        out[3] = vget_lane_s8(b, 3);
-    }
+    int32x4_t x = vqrdmulhq_s32(vshlq_s32(acc, q->left), q->mult);
+    x = right ? vsraq_n_s32(x, x, 31) : vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, q->rshift), 31));
+    return vrshlq_s32(x, q->rshift);
+}
+
+/* kiln_neon_scale4q with the table's bias added first, the table read from t. */
+KILN_NEON_INLINE int32x4_t kiln_neon_scale4(int32x4_t acc, const int32_t *t, int right)
+{
+    const kiln_neon_rq4 q = kiln_neon_rq4_load(t);
+    return kiln_neon_scale4q(vaddq_s32(acc, q.bias), &q, right);
+}
+
+/* Sixteen scaled lanes (a, b, c, d) plus the output zero point, clamped to [lo, hi], as int8:
+ * narrowed with saturation to int16 before adding zp (saturating) and to int8 before the
+ * clamp. Every saturation is monotone and [lo, hi] lies inside int8, so the result is
+ * TFLM's clamp(x + zp) lane by lane, in 7 instructions for 16 lanes instead of 4 per 4. */
+KILN_NEON_INLINE int8x16_t kiln_neon_pack16(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d, int16x8_t zp,
+                                            int8x16_t lo, int8x16_t hi)
+{
+    const int16x8_t ab = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a), b), zp);
+    const int16x8_t cd = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(c), d), zp);
+    return vminq_s8(vmaxq_s8(vqmovn_high_s16(vqmovn_s16(ab), cd), lo), hi);
+}
+
+/* kiln_neon_pack16 for eight lanes. */
+KILN_NEON_INLINE int8x8_t kiln_neon_pack8(int32x4_t a, int32x4_t b, int16x8_t zp, int8x16_t lo, int8x16_t hi)
+{
+    const int16x8_t ab = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a), b), zp);
+    return vmin_s8(vmax_s8(vqmovn_s16(ab), vget_low_s8(lo)), vget_low_s8(hi));
+}
+
+/* The output stage's constants as vectors: zero point (int16 lanes) and clamp (int8 lanes). */
+typedef struct {
+    int16x8_t zp;
+    int8x16_t lo, hi;
+    int right;
+} kiln_neon_stage;
+
+KILN_NEON_INLINE kiln_neon_stage kiln_neon_stage_of(int32_t zp, int32_t lo, int32_t hi, int32_t right)
+{
+    kiln_neon_stage s;
+    s.zp = vdupq_n_s16((int16_t)zp);
+    s.lo = vdupq_n_s8((int8_t)lo);
+    s.hi = vdupq_n_s8((int8_t)hi);
+    s.right = right != 0;
+    return s;
+}
+
+/* Sixteen channels' sums (bias not yet added) through the whole output stage, their tables
+ * t, t + 16, t + 32, t + 48 (repack.mve_requant). */
+KILN_NEON_INLINE int8x16_t kiln_neon_requant16(const int32x4_t acc[4], const int32_t *t, const kiln_neon_stage *s)
+{
+    return kiln_neon_pack16(kiln_neon_scale4(acc[0], t, s->right), kiln_neon_scale4(acc[1], t + 16, s->right),
+                            kiln_neon_scale4(acc[2], t + 32, s->right), kiln_neon_scale4(acc[3], t + 48, s->right),
+                            s->zp, s->lo, s->hi);
 }
 
 /* Eight lanes (a then b), already within int8, as int8x8. */
 KILN_NEON_INLINE int8x8_t kiln_neon_narrow8(int32x4_t a, int32x4_t b)
 {
     return vmovn_s16(vcombine_s16(vmovn_s32(a), vmovn_s32(b)));
+}
+
+/* The products lo (lanes 0-7) and hi (8-15) widened into the four int32 sums of 16 lanes. */
+KILN_NEON_INLINE void kiln_neon_addw16(int32x4_t a[4], int16x8_t lo, int16x8_t hi)
+{
+    a[0] = vaddw_s16(a[0], vget_low_s16(lo));
+    a[1] = vaddw_high_s16(a[1], lo);
+    a[2] = vaddw_s16(a[2], vget_low_s16(hi));
+    a[3] = vaddw_high_s16(a[3], hi);
 }
 
 /* The depthwise sums of channels c..c+15 over `taps` taps: tap[t] points at the input pixel
@@ -148,38 +209,109 @@ KILN_NEON_INLINE int8x8_t kiln_neon_narrow8(int32x4_t a, int32x4_t b)
 KILN_NEON_INLINE void kiln_neon_dw16(const int8_t *const *tap, int32_t c, const int8_t *w, int32_t stride,
                                      int32_t taps, int pairs, int32x4_t acc[4])
 {
-    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
     int32_t t = 0;
+    int r;
+    for (r = 0; r < 4; ++r) {
+        acc[r] = vdupq_n_s32(0);
+    }
     if (pairs) {
         for (; t + 2 <= taps; t += 2, w += 2 * stride) {
             const int8x16_t x0 = vld1q_s8(tap[t] + c), x1 = vld1q_s8(tap[t + 1] + c);
             const int8x16_t w0 = vld1q_s8(w), w1 = vld1q_s8(w + stride);
             const int16x8_t lo = vmlal_s8(vmull_s8(vget_low_s8(x0), vget_low_s8(w0)), vget_low_s8(x1), vget_low_s8(w1));
             const int16x8_t hi = vmlal_high_s8(vmull_high_s8(x0, w0), x1, w1);
-            a0 = vaddw_s16(a0, vget_low_s16(lo));
-            a1 = vaddw_high_s16(a1, lo);
-            a2 = vaddw_s16(a2, vget_low_s16(hi));
-            a3 = vaddw_high_s16(a3, hi);
+            kiln_neon_addw16(acc, lo, hi);
         }
     }
     for (; t < taps; ++t, w += stride) {
         const int8x16_t x = vld1q_s8(tap[t] + c), wt = vld1q_s8(w);
         const int16x8_t lo = vmull_s8(vget_low_s8(x), vget_low_s8(wt)), hi = vmull_high_s8(x, wt);
-        a0 = vaddw_s16(a0, vget_low_s16(lo));
-        a1 = vaddw_high_s16(a1, lo);
-        a2 = vaddw_s16(a2, vget_low_s16(hi));
-        a3 = vaddw_high_s16(a3, hi);
+        kiln_neon_addw16(acc, lo, hi);
+    }
+}
+
+/* The depthwise sums of 16 lanes over `taps` taps whose inputs x[t] and weights w[t] are
+ * already in registers (the 3x3 kernels: weights loaded once per channel block), summed as
+ * kiln_neon_dw16 sums them. */
+KILN_NEON_INLINE void kiln_neon_dw_mac16(const int8x16_t *x, const int8x16_t *w, int taps, int pairs,
+                                         int32x4_t acc[4])
+{
+    int t = 0, r;
+    for (r = 0; r < 4; ++r) {
+        acc[r] = vdupq_n_s32(0);
+    }
+    if (pairs) {
+        for (; t + 2 <= taps; t += 2) {
+            const int16x8_t lo = vmlal_s8(vmull_s8(vget_low_s8(x[t]), vget_low_s8(w[t])), vget_low_s8(x[t + 1]),
+                                          vget_low_s8(w[t + 1]));
+            const int16x8_t hi = vmlal_high_s8(vmull_high_s8(x[t], w[t]), x[t + 1], w[t + 1]);
+            kiln_neon_addw16(acc, lo, hi);
+        }
+    }
+    for (; t < taps; ++t) {
+        const int16x8_t lo = vmull_s8(vget_low_s8(x[t]), vget_low_s8(w[t])), hi = vmull_high_s8(x[t], w[t]);
+        kiln_neon_addw16(acc, lo, hi);
+    }
+}
+
+/* kiln_neon_dw_mac16 for 8 lanes. */
+KILN_NEON_INLINE void kiln_neon_dw_mac8(const int8x8_t *x, const int8x8_t *w, int taps, int pairs, int32x4_t acc[2])
+{
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0;
+    int t = 0;
+    if (pairs) {
+        for (; t + 2 <= taps; t += 2) {
+            const int16x8_t prod = vmlal_s8(vmull_s8(x[t], w[t]), x[t + 1], w[t + 1]);
+            a0 = vaddw_s16(a0, vget_low_s16(prod));
+            a1 = vaddw_high_s16(a1, prod);
+        }
+    }
+    for (; t < taps; ++t) {
+        const int16x8_t prod = vmull_s8(x[t], w[t]);
+        a0 = vaddw_s16(a0, vget_low_s16(prod));
+        a1 = vaddw_high_s16(a1, prod);
     }
     acc[0] = a0;
     acc[1] = a1;
-    acc[2] = a2;
-    acc[3] = a3;
 }
 
 /* Two and four bytes at any address, through types that may alias int8 data (AArch64 loads
  * and stores unaligned). */
 typedef int16_t kiln_neon_w16 __attribute__((may_alias, aligned(1)));
 typedef int32_t kiln_neon_w32 __attribute__((may_alias, aligned(1)));
+
+/* Bytes 4j..4j+n of b (n of 1..4) to out: one 32-bit store when n is 4. */
+KILN_NEON_INLINE void kiln_neon_store_lanes4(int8_t *out, int8x16_t b, int j, int32_t n)
+{
+    const int32x4_t words = vreinterpretq_s32_s8(b);
+    int32_t word, i;
+    switch (j) {  /* the lane must be a constant */
+    case 0: word = vgetq_lane_s32(words, 0); break;
+    case 1: word = vgetq_lane_s32(words, 1); break;
+    case 2: word = vgetq_lane_s32(words, 2); break;
+    default: word = vgetq_lane_s32(words, 3); break;
+    }
+    if (n >= 4) {
+        *(kiln_neon_w32 *)(void *)out = word;
+        return;
+    }
+    for (i = 0; i < n; ++i) {  /* little-endian: byte i of the word */
+        out[i] = (int8_t)(word >> (8 * i));
+    }
+}
+
+/* The first n bytes of b (all eight when n >= 8) to out. */
+KILN_NEON_INLINE void kiln_neon_store8(int8_t *out, int8x8_t b, int32_t n)
+{
+    if (n >= 8) {
+        vst1_s8(out, b);
+    } else {
+        kiln_neon_store_lanes4(out, vcombine_s8(b, b), 0, n);
+        if (n > 4) {
+            kiln_neon_store_lanes4(out + 4, vcombine_s8(b, b), 1, n - 4);
+        }
+    }
+}
 
 /* n bytes from src to dst / of value v at dst: 16 at a time, then one access per set bit of
  * the rest (im2col copies window rows as short as one pixel of a few channels). */
@@ -267,32 +399,33 @@ KILN_NEON_INLINE void kiln_neon_sdot_tile(const int8_t *w, const int8_t *const c
 #undef KILN_NEON_SDOT_LANE
 
 /* kiln_neon_gemm_cols for SDOT-packed weights: blocks of eight rows, eight output bytes per
- * column at a time. */
+ * column at a time, two columns per kiln_neon_pack16. */
 KILN_NEON_INLINE void kiln_neon_gemm_sdot(const int8_t *w, const int8_t *const col[4], int cols, int32_t groups,
-                                          int32_t out_c, const int32_t *rq, int32_t zp, int32_t lo, int32_t hi,
+                                          int32_t out_c, const int32_t *rq, const kiln_neon_stage *s,
                                           int8_t *out, int32_t out_stride, int32_t out_cols)
 {
     int32_t oc;
     int j;
     for (oc = 0; oc < out_c; oc += 8, w += 128 * groups, rq += 32) {
         const int32_t n = out_c - oc;
+        const kiln_neon_rq4 qa = kiln_neon_rq4_load(rq), qb = kiln_neon_rq4_load(rq + 16);
         int32x4_t sums[2][4];
+        int32x4_t v[4][2];
         if (cols == 4) {
             kiln_neon_sdot_tile(w, col, groups, 4, sums);
         } else {
             kiln_neon_sdot_tile(w, col, groups, 1, sums);
         }
-        for (j = 0; j < out_cols; ++j) {
-            const int32x4_t a = kiln_neon_requant(sums[0][j], rq, zp, lo, hi);
-            const int32x4_t b = kiln_neon_requant(sums[1][j], rq + 16, zp, lo, hi);
-            int8_t *o = out + j * out_stride + oc;
-            if (n >= 8) {
-                vst1_s8(o, kiln_neon_narrow8(a, b));
-            } else {
-                kiln_neon_store4(o, a, n < 4 ? n : 4);
-                if (n > 4) {
-                    kiln_neon_store4(o + 4, b, n - 4);
-                }
+        for (j = 0; j < cols; ++j) {
+            v[j][0] = kiln_neon_scale4q(vaddq_s32(sums[0][j], qa.bias), &qa, s->right);
+            v[j][1] = kiln_neon_scale4q(vaddq_s32(sums[1][j], qb.bias), &qb, s->right);
+        }
+        for (j = 0; j < out_cols; j += 2) {
+            const int k = j + 1 < cols ? j + 1 : j;
+            const int8x16_t b = kiln_neon_pack16(v[j][0], v[j][1], v[k][0], v[k][1], s->zp, s->lo, s->hi);
+            kiln_neon_store8(out + j * out_stride + oc, vget_low_s8(b), n);
+            if (j + 1 < out_cols) {
+                kiln_neon_store8(out + (j + 1) * out_stride + oc, vget_high_s8(b), n);
             }
         }
     }
@@ -300,26 +433,34 @@ KILN_NEON_INLINE void kiln_neon_gemm_sdot(const int8_t *w, const int8_t *const c
 #endif
 
 /* `cols` columns (1 or 4) times the packed weights of all out_c rows: each block of four
- * rows by kiln_neon_tile, requantized with its table rq (16 words per block) and written to
- * out + j * out_stride, the first out_c bytes of each column (or the whole by SDOT). */
+ * rows by kiln_neon_tile, through the output stage s with its table rq (16 words per block)
+ * and written to out + j * out_stride, the first out_c bytes of each column (or the whole by
+ * SDOT). */
 KILN_NEON_INLINE void kiln_neon_gemm_cols(const int8_t *w, const int8_t *const col[4], int cols, int32_t groups,
-                                          int32_t out_c, int mode, const int32_t *rq, int32_t zp, int32_t lo,
-                                          int32_t hi, int8_t *out, int32_t out_stride, int32_t out_cols)
+                                          int32_t out_c, int mode, const int32_t *rq, const kiln_neon_stage *s,
+                                          int8_t *out, int32_t out_stride, int32_t out_cols)
 {
     int32_t oc;
     int j;
 #if defined(__ARM_FEATURE_DOTPROD)
     if (mode == KILN_NEON_SDOT) {
-        kiln_neon_gemm_sdot(w, col, cols, groups, out_c, rq, zp, lo, hi, out, out_stride, out_cols);
+        kiln_neon_gemm_sdot(w, col, cols, groups, out_c, rq, s, out, out_stride, out_cols);
         return;
     }
 #endif
     for (oc = 0; oc < out_c; oc += 4, w += 64 * groups, rq += 16) {
         const int32_t n = out_c - oc < 4 ? out_c - oc : 4;
+        const kiln_neon_rq4 q = kiln_neon_rq4_load(rq);
         int32x4_t sums[4];
+        int8x16_t b;
         kiln_neon_tile(w, col, groups, cols, mode, sums);
+        for (j = 0; j < cols; ++j) {
+            sums[j] = kiln_neon_scale4q(vaddq_s32(sums[j], q.bias), &q, s->right);
+        }
+        b = cols == 4 ? kiln_neon_pack16(sums[0], sums[1], sums[2], sums[3], s->zp, s->lo, s->hi)
+                      : kiln_neon_pack16(sums[0], sums[0], sums[0], sums[0], s->zp, s->lo, s->hi);
         for (j = 0; j < out_cols; ++j) {
-            kiln_neon_store4(out + j * out_stride + oc, kiln_neon_requant(sums[j], rq, zp, lo, hi), n);
+            kiln_neon_store_lanes4(out + j * out_stride + oc, b, j, n);
         }
     }
 }

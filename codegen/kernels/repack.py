@@ -168,12 +168,14 @@ def even_odd_order(channels: int) -> np.ndarray:
 
 # -- neon_dotprod ----------------------------------------------------------------------------
 
-def sdot_gemm_blocks(rows: np.ndarray) -> np.ndarray:
+def sdot_gemm_blocks(rows: np.ndarray, k_multiple: int = 16) -> np.ndarray:
     """[O, K] int8 weights for the SDOT GEMM kernels (runtime_c/kiln_neon_s8.h), as bytes: K
-    zero-padded to a multiple of 16 (whole column vectors) and O to a multiple of 8; for each
-    block of eight rows and each group of four k, the four bytes of each row in turn, so that
-    one 16-byte load brings four rows' quads for SDOT (by element) against one lane of a column."""
+    zero-padded to a multiple of `k_multiple` (16: whole column vectors; the convolution's
+    8-row tile in runtime_c/kiln_neon_sdot.h takes 4, one SDOT quad) and O to a multiple of 8;
+    for each block of eight rows and each group of four k, the four bytes of each row in turn,
+    so that one 16-byte load brings four rows' quads for SDOT (by element) against one lane of
+    a column."""
     o, k = rows.shape
-    padded = _pad(_pad(np.asarray(rows, np.int8), 1, round_up(k, 16)), 0, round_up(o, 8))
+    padded = _pad(_pad(np.asarray(rows, np.int8), 1, round_up(k, k_multiple)), 0, round_up(o, 8))
     blocks = padded.reshape(-1, 8, padded.shape[1] // 4, 4).transpose(0, 2, 1, 3)
     return np.ascontiguousarray(blocks).reshape(-1)

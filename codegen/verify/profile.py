@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +24,7 @@ from codegen.kernels.select import variant_for_name
 from codegen.options import CompileOptions
 from codegen.targets import Target
 from codegen.verify.firmware import Sizes, build_firmware
-from codegen.verify import qemu_user
+from codegen.verify import hot_loops, qemu_user
 from codegen.verify.qemu import FirmwareError, run_firmware
 from codegen.verify.samples import random_samples
 
@@ -71,6 +71,7 @@ class Profile:
     flash_budget: int
     ram_budget: int
     stack_reserved: int
+    hot_loops: dict = field(default_factory=dict)  # kernel -> hot_loops.HotLoop (Cortex-A with llvm-mca)
 
 
 def split_marks(text: str, calls: int, samples: int) -> list[list[int]]:
@@ -127,11 +128,13 @@ def profile_generated_user(files: dict[str, str], name: str, manifest: dict, tar
         qemu_user.host.run_samples(exe, manifest, samples, work, launcher=cmd)
         per_sample = split_marks((work / MARKS_FILE).read_text(), len(groups), len(samples))
         exe_sizes = qemu_user.elf_sizes(qemu_user.tool(target, "size"), [exe], work)
+        loops = hot_loops.kernel_hot_loops(work / f"{name}.c", target, {g["kernel"] for g in groups}, work)
     return Profile(target=target.name, board=" ".join(qemu_user.launcher(target)), samples=len(samples),
                    calls=call_profiles(groups, target, per_sample),
                    totals=tuple(m[-1] - m[0] for m in per_sample), model_sizes=model_sizes,
                    firmware_sizes=exe_sizes, stack_bytes=None, arena_bytes=int(manifest["arena_bytes"]),
-                   weights_bytes=int(manifest["weights_bytes"]), flash_budget=0, ram_budget=0, stack_reserved=0)
+                   weights_bytes=int(manifest["weights_bytes"]), flash_budget=0, ram_budget=0, stack_reserved=0,
+                   hot_loops=loops)
 
 
 def profile_model(model: Path, options: CompileOptions, *, samples: int = 1, seed: int = 0,
@@ -162,6 +165,27 @@ def _count(values: tuple[int, ...]) -> str:
     return f"{lo:,}" if lo == hi else f"{lo:,}..{hi:,}"
 
 
+def estimated_cycles(p: Profile) -> dict[int, float]:
+    """Per call with a hot-loop estimate: its instructions (fewest over the samples) at the
+    loop's instructions per cycle."""
+    return {c.index: min(c.instructions) / p.hot_loops[c.kernel].ipc for c in p.calls
+            if c.kernel in p.hot_loops and p.hot_loops[c.kernel].ipc}
+
+
+def hot_loop_lines(p: Profile) -> list[str]:
+    """The throughput estimate (codegen/verify/hot_loops.py), one line per kernel."""
+    if not p.hot_loops:
+        return []
+    est = estimated_cycles(p)
+    lines = [f"  hot loops (llvm-mca -mcpu={p.target}): instructions per cycle, and the calls' "
+             f"instructions at that rate: about {sum(est.values()):,.0f} cycles for the kernels with a loop"]
+    for kernel, loop in sorted(p.hot_loops.items()):
+        cycles = sum(v for c in p.calls if c.kernel == kernel for v in [est.get(c.index, 0.0)])
+        lines.append(f"  {'':>3}  {kernel[:40]:<40} {loop.instructions:>4} insns/iteration, "
+                     f"{loop.cycles:>6.1f} cycles, IPC {loop.ipc:4.2f}, est. {cycles:>12,.0f} cycles")
+    return lines
+
+
 def format_profile(p: Profile, model_name: str) -> str:
     """The report `kiln profile` prints."""
     total = min(p.totals)
@@ -175,6 +199,7 @@ def format_profile(p: Profile, model_name: str) -> str:
     kernels = tuple(sum(c.instructions[k] for c in p.calls) for k in range(p.samples))
     lines.append(f"  {'':>3}  {'kernels':<68} {_count(kernels):>16}")
     lines.append(f"  {'':>3}  {'total (call to return of the model)':<68} {_count(p.totals):>16}")
+    lines += hot_loop_lines(p)
     m, f = p.model_sizes, p.firmware_sizes
     lines.append(f"  model: flash {m.flash:,} B (text {m.text:,}, rodata {m.rodata:,}, data {m.data:,}; "
                  f"weights {p.weights_bytes:,}), RAM {m.ram:,} B (data {m.data:,}, bss {m.bss:,}; "

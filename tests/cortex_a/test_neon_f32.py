@@ -45,6 +45,8 @@ DEPTHWISE = [
     ((2, 6, 6, 8), (1, 3, 2, 8), {"dilations": (2, 1), "pads": (2, 1, 2, 0)}),
     ((1, 5, 4, 3), (1, 3, 3, 6), {"depth_multiplier": 2, "pads": (1, 1, 1, 1)}),  # multiplier 2: scalar
     ((1, 9, 1, 12), (1, 5, 1, 12), {}),  # 1-D window
+    ((1, 7, 9, 12), (1, 3, 3, 12), {}),  # 3x3 rows inside: 8 + 4 channels
+    ((1, 9, 8, 8), (1, 3, 3, 8), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),  # 3x3 rows, SAME padding
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}),

@@ -52,6 +52,9 @@ DEPTHWISE = [
     ((1, 5, 4, 3), (1, 3, 3, 6), {"depth_multiplier": 2, "pads": (1, 1, 1, 1)}),  # scalar path
     ((1, 4, 4, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1), "gain": 100.0}),
     ((1, 5, 5, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1), "gain": 500.0, "in_zp": 100}),
+    ((1, 7, 9, 8), (1, 3, 3, 8), {}),  # 3x3 rows, 8 channels at stride 1: pixel pairs, then an odd one
+    ((1, 9, 8, 40), (1, 3, 3, 40), {"strides": (2, 2), "pads": (0, 0, 1, 1), "in_zp": -7}),  # 16 + 16 + 8
+    ((1, 6, 7, 24), (1, 3, 3, 24), {"pads": (2, 1, 1, 2), "activation": "relu6"}),  # uneven padding
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}),  # rows read in place

@@ -20,11 +20,18 @@ class GemmFields:
     k16: int  # accumulation depth rounded up to a multiple of 16
     mode: int  # NEON_MLA_PAIRS, NEON_MLA or NEON_SDOT (runtime_c/kiln_neon_s8.h)
     rq: ConstArray  # Helium's per-channel vectors
+    right: int  # every channel shifts right by 1 or more: kiln_neon_scale4's one-instruction rounding
 
 
 @dataclass(frozen=True)
 class Conv2dS8Neon(ConvShape, OutputStage, GemmFields):
     input_zp: int
+
+
+def shifts_right(p) -> int:
+    """Whether every channel's requantization shifts right (TFLM shift < 0), which lets the
+    NEON output stage round negative lanes with one SSRA (runtime_c/kiln_neon_s8.h)."""
+    return int((np.asarray(p.shift) < 0).all())
 
 
 def gemm(request, ctx, rows: np.ndarray, sdot: bool, fc_per_tensor: bool = False):
@@ -38,7 +45,7 @@ def gemm(request, ctx, rows: np.ndarray, sdot: bool, fc_per_tensor: bool = False
         mode = NEON_MLA if (np.asarray(rows) == -128).any() else NEON_MLA_PAIRS
         block, packed = 4, repack.mve_gemm_rows(rows)
     p, rq = vector_requant(request, ctx, rows, fc_per_tensor, block=block)
-    fields = {"k16": repack.round_up(rows.shape[1], 16), "mode": mode, "rq": rq}
+    fields = {"k16": repack.round_up(rows.shape[1], 16), "mode": mode, "rq": rq, "right": shifts_right(p)}
     return p, fields, ctx.constant(request.node, "w", packed, "int8")
 
 

@@ -1,12 +1,53 @@
-"""templates/kernels/neon_dotprod/conv2d_s8.c.j2: NEON's convolution with SDOT on blocks of
-eight output channels (codegen/kernels/repack.sdot_gemm_blocks)."""
+"""templates/kernels/neon_dotprod/conv2d_s8.c.j2: the SDOT GEMM of runtime_c/kiln_neon_sdot.h,
+eight output channels by eight pixels per register tile, the window in quads of four k
+(repack.sdot_gemm_blocks with k_multiple 4), read in place where it can be (pointwise layers
+whose channels are a multiple of 4; windows inside the image whose rows are whole quads);
+scratch: eight im2col columns of k4 bytes for the others."""
 
 from __future__ import annotations
 
-from codegen.kernels.neon.conv2d_s8 import Conv2dS8NeonSpec
-from codegen.kernels.spec import kernel_spec
+from dataclasses import dataclass
+
+from codegen.kernels import repack
+from codegen.kernels.linear import NEON_HEADERS, ConvShape, OutputStage, int8_prepared, vector_requant, weights
+from codegen.kernels.neon.conv2d_s8 import shifts_right
+from codegen.kernels.spec import KernelSpec, kernel_spec
+from codegen.lower.kernel import ConstArray
+
+COLS = 8  # pixels per tile (KILN_SDOT_COLS)
+
+
+@dataclass(frozen=True)
+class Conv2dS8Dotprod(ConvShape, OutputStage):
+    input_zp: int
+    k4: int  # window length rounded up to a multiple of 4
+    direct: int  # 1x1, unpadded, in_c a multiple of 4: the columns are the input pixels
+    row_quads: int  # quads per window row when rows are whole quads (read in place inside the image), else 0
+    right: int  # every channel shifts right by 1 or more (neon/conv2d_s8.shifts_right)
+    rq: ConstArray
+
+
+def pointwise_in_place(shape: dict) -> bool:
+    """A 1x1 unpadded layer whose pixels are whole quads: the tile reads them where they lie."""
+    return (shape["k_h"] == 1 and shape["k_w"] == 1 and shape["pad_top"] == 0 and shape["pad_left"] == 0
+            and shape["in_c"] % 4 == 0)
 
 
 @kernel_spec
-class Conv2dS8DotprodSpec(Conv2dS8NeonSpec):
-    variant, sdot = "neon_dotprod", True
+class Conv2dS8DotprodSpec(KernelSpec):
+    kernel, variant, Params = "conv2d_s8", "neon_dotprod", Conv2dS8Dotprod
+    headers = NEON_HEADERS + ("kiln_neon_sdot.h",)
+
+    @classmethod
+    def prepare(cls, request, ctx):
+        w = weights(request, ctx)
+        rows = w.reshape(w.shape[0], -1)
+        p, rq = vector_requant(request, ctx, rows, block=8)
+        k4 = repack.round_up(rows.shape[1], 4)
+        direct = pointwise_in_place(request.params)
+        packed = ctx.constant(request.node, "w", repack.sdot_gemm_blocks(rows, 4), "int8")
+        shape = request.params
+        row = shape["k_w"] * shape["in_c"]
+        row_quads = row // 4 if not direct and row % 4 == 0 and shape["dilation_w"] == 1 else 0
+        return int8_prepared(cls, request, ctx, p, packed, 4 if direct else COLS * k4, k4=k4, direct=int(direct),
+                             row_quads=row_quads, right=shifts_right(p), rq=rq)

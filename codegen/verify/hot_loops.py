@@ -1,0 +1,129 @@
+"""A throughput estimate beside `kiln profile`'s exact instruction counts on Cortex-A: the
+hot loop of each kernel, as the target's compiler emits it, run through llvm-mca with the
+core's scheduling model (`-mcpu=cortex-a53 / a72 / a76`). Instructions are not time on the
+out-of-order cores, so the profile also shows the loop's instructions per cycle and the
+kernel's count divided by it: estimated cycles, as if the whole call ran at its hot loop's
+rate (an estimate; prologues, tails and memory stalls are not modelled).
+
+The hot loop of a kernel: among the innermost loops (a label and the backward branch to it
+with no other such loop inside) of the kernel's function and of its non-inlined helpers
+(functions named kiln_<kernel>_...), the one with the most vector instructions. Optional:
+without llvm-mca (LLVM's package) the profile has no estimate.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from codegen.targets import Target
+
+MCA = "llvm-mca"
+ITERATIONS = 100
+_LABEL = re.compile(r"^(\.?L[\w.]+):")
+_CONDITIONS = "eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le"
+_BRANCH = re.compile(rf"^\s+(?:b(?:\.?(?:{_CONDITIONS}))?|cbn?z\s+\w+,|tbn?z\s+\w+,\s*#?\d+,)\s*(\.?L[\w.]+)\s*$")
+_VECTOR = re.compile(r"\bv\d+\.|\b[qd]\d+\b")
+
+
+@dataclass(frozen=True)
+class HotLoop:
+    function: str
+    instructions: int  # per iteration
+    cycles: float  # per iteration, llvm-mca's steady state (total cycles / iterations)
+
+    @property
+    def ipc(self) -> float:
+        return self.instructions / self.cycles if self.cycles else 0.0
+
+
+def available() -> bool:
+    return shutil.which(MCA) is not None
+
+
+def core(target: Target) -> str | None:
+    """The -mcpu of the target's compiler flags (llvm-mca's scheduling model)."""
+    return next((f.split("=", 1)[1] for f in target.cflags if f.startswith("-mcpu=")), None)
+
+
+def functions(asm: str) -> dict[str, list[str]]:
+    """The lines of each function of a GCC assembly listing."""
+    out: dict[str, list[str]] = {}
+    name = None
+    for line in asm.splitlines():
+        m = re.match(r"^([A-Za-z_]\w*(?:\.\w+)*):", line)
+        if m and not line.startswith(".L"):
+            name = m.group(1)
+            out[name] = []
+        elif name is not None:
+            if line.strip().startswith(".size"):
+                name = None
+            else:
+                out[name].append(line)
+    return out
+
+
+def _instructions(lines: list[str]) -> list[str]:
+    return [ln.split("//")[0].rstrip() for ln in lines
+            if ln.startswith("\t") and not ln.strip().startswith(".") and ln.strip()]
+
+
+def innermost_loops(lines: list[str]) -> list[list[str]]:
+    """The instructions of each innermost loop (label ... backward branch to it)."""
+    labels = {m.group(1): i for i, ln in enumerate(lines) if (m := _LABEL.match(ln))}
+    spans = []
+    for i, ln in enumerate(lines):
+        m = _BRANCH.match(ln)
+        if m and m.group(1) in labels and labels[m.group(1)] < i:
+            spans.append((labels[m.group(1)], i))
+    inner = [s for s in spans if not any(o != s and s[0] <= o[0] and o[1] <= s[1] for o in spans)]
+    return [_instructions(lines[a + 1:b + 1]) for a, b in inner]
+
+
+def hottest(loops: list[list[str]]) -> list[str] | None:
+    loops = [lp for lp in loops if lp]
+    return max(loops, key=lambda lp: (sum(bool(_VECTOR.search(i)) for i in lp), len(lp)), default=None)
+
+
+def cycles_per_iteration(body: list[str], cpu: str) -> float | None:
+    """llvm-mca's total cycles over ITERATIONS iterations of `body`, per iteration."""
+    proc = subprocess.run([MCA, "-mtriple=aarch64", f"-mcpu={cpu}", f"-iterations={ITERATIONS}"],
+                          input="\n".join(body) + "\n", capture_output=True, text=True)
+    m = re.search(r"^Total Cycles:\s+(\d+)", proc.stdout, re.M)
+    return int(m.group(1)) / ITERATIONS if proc.returncode == 0 and m else None
+
+
+def kernel_hot_loops(c_file: Path, target: Target, kernels: set[str], work: Path) -> dict[str, HotLoop]:
+    """kernel -> its hot loop's estimate, from `c_file` compiled to assembly with the target's
+    flags (empty without llvm-mca or a -mcpu)."""
+    cpu = core(target)
+    if not available() or cpu is None:
+        return {}
+    asm = work / (c_file.stem + ".s")
+    proc = subprocess.run([target.cc, *target.cflags, "-S", str(c_file), "-o", str(asm)], cwd=work,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return {}
+    funcs = functions(asm.read_text())
+    out = {}
+    for kernel in sorted(kernels):
+        name = f"kiln_{kernel}"
+        owned = [f for f in funcs if f == name or f.startswith(name + "_") or f.startswith(name + ".")]
+        best = None
+        for f in owned:
+            body = hottest(innermost_loops(funcs[f]))
+            if body and (best is None or _rank(body) > _rank(best[1])):
+                best = (f, body)
+        if best is None:
+            continue
+        cycles = cycles_per_iteration(best[1], cpu)
+        if cycles:
+            out[kernel] = HotLoop(best[0], len(best[1]), cycles)
+    return out
+
+
+def _rank(body: list[str]) -> tuple[int, int]:
+    return sum(bool(_VECTOR.search(i)) for i in body), len(body)

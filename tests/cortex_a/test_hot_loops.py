@@ -1,0 +1,59 @@
+"""The hot-loop throughput estimate of `kiln profile` on Cortex-A (codegen/verify/hot_loops.py):
+the listing split into functions, the innermost loops found by their backward branches, and
+llvm-mca's cycles for a real kernel's loop as the target's GCC emits it."""
+
+from __future__ import annotations
+
+import pytest
+
+from codegen.targets import load_target
+from codegen.verify import hot_loops
+from cortex_a_testing import build
+from ops.linear_testing import int8_layer
+
+LISTING = """\
+\t.text
+kiln_k:
+.LFB1:
+\tmov\tx2, 0
+.L3:
+\tadd\tx2, x2, 1
+.L4:
+\tld1\t{v0.16b}, [x0], 16
+\tfmla\tv1.4s, v0.4s, v2.4s
+\tsubs\tx1, x1, 1
+\tbne\t.L4
+\tcmp\tx2, 9
+\tb.lt\t.L3
+\tret
+\t.size\tkiln_k, .-kiln_k
+kiln_k_helper:
+\tret
+\t.size\tkiln_k_helper, .-kiln_k_helper
+"""
+
+
+def test_functions_and_their_innermost_loops():
+    funcs = hot_loops.functions(LISTING)
+    assert set(funcs) == {"kiln_k", "kiln_k_helper"}
+    loops = hot_loops.innermost_loops(funcs["kiln_k"])
+    assert loops == [["\tld1\t{v0.16b}, [x0], 16", "\tfmla\tv1.4s, v0.4s, v2.4s", "\tsubs\tx1, x1, 1",
+                      "\tbne\t.L4"]]  # the outer loop (.L3) holds it, so only the inner one
+    assert hot_loops.hottest(loops) == loops[0]
+    assert hot_loops.innermost_loops(funcs["kiln_k_helper"]) == []
+
+
+def test_core_comes_from_the_target_flags():
+    assert hot_loops.core(load_target("cortex-a72")) == "cortex-a72"
+
+
+@pytest.mark.skipif(not hot_loops.available(), reason="llvm-mca not installed")
+@pytest.mark.parametrize("target", ["cortex-a53", "cortex-a72", "cortex-a76"])
+def test_a_kernel_loop_gets_cycles_per_iteration(cortex_a, target, tmp_path):
+    res = build(int8_layer("Conv2D", (1, 8, 8, 16), (16, 1, 1, 16), seed=1), target)
+    for fname, text in res.files.items():
+        (tmp_path / fname).write_text(text)
+    loops = hot_loops.kernel_hot_loops(tmp_path / "t.c", load_target(target), {"conv2d_s8"}, tmp_path)
+    loop = loops["conv2d_s8"]
+    assert loop.function.startswith("kiln_conv2d_s8") and loop.instructions > 8
+    assert 0.2 < loop.ipc <= 4.0  # no core here issues more than four instructions per cycle
