@@ -30,6 +30,7 @@ MODELS = {
     "mobilenet_v3_small_int8": {"HARD_SWISH", "DEPTHWISE_CONV_2D", "MEAN", "MUL"},
     "lstm_classifier_int8": {"UNIDIRECTIONAL_SEQUENCE_LSTM"},
     "streaming_kws_int8": {"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE"},
+    "transformer_encoder_int8": {"BATCH_MATMUL", "RSQRT", "SOFTMAX", "MEAN", "SQUARED_DIFFERENCE"},
     "transformer_encoder_float32": {"BATCH_MATMUL", "RSQRT", "SOFTMAX", "MEAN", "SQUARED_DIFFERENCE"},
     "unet_float32": {"TRANSPOSE_CONV", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "CONCATENATION"},
 }

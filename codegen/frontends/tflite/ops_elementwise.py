@@ -5,8 +5,8 @@ counterpart: RSQRT = Reciprocal(Sqrt), FLOOR_DIV = Floor(Div)). Quantized operan
 converted only where Kiln computes what TFLite Micro computes bit for bit:
 MAXIMUM / MINIMUM / SELECT_V2 / comparisons move or compare the stored values, which is
 exact when every operand shares one quantization; int8 ABS, ELU, LEAKY_RELU, HARD_SWISH and RSQRT
-are TFLite Micro's formulas tabulated at import (lut.py). The others (PRELU,
-DIV, SQUARED_DIFFERENCE, ADD_N on int8, the int16 ones) are refused with the reason.
+are TFLite Micro's formulas tabulated at import (lut.py); int8 SQUARED_DIFFERENCE has its kernel. The
+others (PRELU, DIV, ADD_N on int8, the int16 ones) are refused with the reason.
 """
 
 from __future__ import annotations
@@ -106,6 +106,9 @@ def floor_mod(ctx: OpContext) -> None:
 
 @converts("SQUARED_DIFFERENCE", inputs=(2, 2))
 def squared_difference(ctx: OpContext) -> None:
+    if type_name(ctx) in ("INT8", "FLOAT32"):
+        ctx.emit("SquaredDifference", [ctx.input(0), ctx.input(1)])
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     d = step(ctx, "Sub", [ctx.input(0), ctx.input(1)], "sub")
     ctx.emit("Mul", [d, d])
