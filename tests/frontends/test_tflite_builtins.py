@@ -28,7 +28,7 @@ REFUSED = {
     "DIV": "int8", "FULLY_CONNECTED": "int16", "GREATER": "int16",
     "L2_NORMALIZATION": "int8", "LEAKY_RELU": "int16", "LOGISTIC": "int16", "LOG_SOFTMAX": "int8",
     "MAX_POOL_2D": "int16", "MEAN": "int16", "MUL": "int16", "PRELU": "int8 int16", "QUANTIZE": "int8 int16 uint8",
-    "RESIZE_BILINEAR": "int8", "SOFTMAX": "int16", "SQUARED_DIFFERENCE": "int16",
+    "SOFTMAX": "int16", "SQUARED_DIFFERENCE": "int16",
     "SUB": "int16", "SUM": "int8 int16", "TANH": "int16", "TRANSPOSE_CONV": "int8 int16",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "int16",
 }

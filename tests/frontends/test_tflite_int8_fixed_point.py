@@ -88,3 +88,23 @@ def test_batch_matmul_int8_in_c(tmp_path, a, b, za, zb):
     res = verify_model(tmp_path / "m.tflite", CompileOptions(load_target("host")), samples=4, seed=2)
     assert res.reference == "tflite-micro"
     assert all(o.ok and o.max_abs_error == 0 for o in res.outputs), res.outputs
+
+
+# (input shape, output size, align_corners, half_pixel_centers): up and down, each transform
+RESIZE_BILINEAR = [((1, 4, 5, 3), (8, 10), False, False), ((1, 4, 5, 3), (8, 10), False, True),
+                   ((1, 4, 5, 3), (7, 9), True, False), ((2, 9, 7, 2), (4, 3), False, True),
+                   ((1, 3, 3, 1), (1, 5), True, False)]
+
+
+@pytest.mark.parametrize("shape,size,align,half", RESIZE_BILINEAR)
+def test_resize_bilinear_int8_in_c(tmp_path, shape, size, align, half):
+    from tflite_models import const
+
+    model = single_op_model("RESIZE_BILINEAR", [TensorSpec(shape, "int8", scale=0.05, zero_point=-7),
+                                                const(np.array(size, np.int32))],
+                            [TensorSpec((shape[0], *size, shape[3]), "int8", scale=0.05, zero_point=-7)],
+                            {"align_corners": align, "half_pixel_centers": half})
+    (tmp_path / "m.tflite").write_bytes(model)
+    res = verify_model(tmp_path / "m.tflite", CompileOptions(load_target("host")), samples=4, seed=2)
+    assert res.reference == "tflite-micro"
+    assert all(o.ok and o.max_abs_error == 0 for o in res.outputs), res.outputs
