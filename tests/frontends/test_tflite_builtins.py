@@ -29,7 +29,7 @@ REFUSED = {
     "L2_NORMALIZATION": "int8", "LEAKY_RELU": "int16", "LOGISTIC": "int16", "LOG_SOFTMAX": "int8",
     "MAX_POOL_2D": "int16", "MEAN": "int16", "MUL": "int16", "PRELU": "int8 int16", "QUANTIZE": "int8 int16 uint8",
     "SOFTMAX": "int16", "SQUARED_DIFFERENCE": "int16",
-    "SUB": "int16", "SUM": "int8 int16", "TANH": "int16", "TRANSPOSE_CONV": "int8 int16",
+    "SUB": "int16", "SUM": "int8 int16", "TANH": "int16", "TRANSPOSE_CONV": "int16",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "int16",
 }
 

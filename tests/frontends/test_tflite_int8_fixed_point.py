@@ -108,3 +108,31 @@ def test_resize_bilinear_int8_in_c(tmp_path, shape, size, align, half):
     res = verify_model(tmp_path / "m.tflite", CompileOptions(load_target("host")), samples=4, seed=2)
     assert res.reference == "tflite-micro"
     assert all(o.ok and o.max_abs_error == 0 for o in res.outputs), res.outputs
+
+
+# (input shape, weights [O, KH, KW, I], output shape, stride, padding, per-channel, bias)
+TRANSPOSE_CONV = [((1, 4, 5, 3), (6, 3, 3, 3), (1, 8, 10, 6), 2, "SAME", True, True),
+                  ((1, 4, 4, 2), (4, 3, 3, 2), (1, 9, 9, 4), 2, "VALID", False, True),
+                  ((2, 3, 3, 4), (5, 2, 2, 4), (2, 3, 3, 5), 1, "SAME", True, False)]
+
+
+@pytest.mark.parametrize("x,w,out,stride,padding,per_channel,with_bias", TRANSPOSE_CONV)
+def test_transpose_conv_int8_in_c(tmp_path, x, w, out, stride, padding, per_channel, with_bias):
+    from tflite_models import const
+
+    rng = np.random.default_rng(5)
+    scales = list(rng.uniform(0.005, 0.02, w[0])) if per_channel else [0.01]
+    weights = const(rng.integers(-127, 128, w).astype(np.int8), "int8", scale=scales, zero_point=[0] * len(scales),
+                    quantized_dimension=0)
+    bias = const(rng.integers(-2000, 2000, w[0]).astype(np.int32), "int32",
+                 scale=[0.05 * s for s in np.broadcast_to(scales, w[0])], zero_point=[0] * w[0]) if with_bias else None
+    acc_scale = 0.05 * 0.01 * np.sqrt(w[1] * w[2] * w[3] / stride ** 2) * 40
+    model = single_op_model("TRANSPOSE_CONV", [const(np.array(out, np.int32)), weights,
+                                               TensorSpec(x, "int8", scale=0.05, zero_point=-4),
+                                               *([bias] if with_bias else [])],
+                            [TensorSpec(out, "int8", scale=float(acc_scale), zero_point=3)],
+                            {"padding": padding, "stride_w": stride, "stride_h": stride})
+    (tmp_path / "m.tflite").write_bytes(model)
+    res = verify_model(tmp_path / "m.tflite", CompileOptions(load_target("host")), samples=4, seed=2)
+    assert res.reference == "tflite-micro"
+    assert all(o.ok and o.max_abs_error == 0 for o in res.outputs), res.outputs
