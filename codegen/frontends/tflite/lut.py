@@ -4,9 +4,9 @@ An int8 -> int8 elementwise operator is a function of 256 stored values. Where T
 computes it with fixed-point steps or a table of its own Kiln has no kernel for (LEAKY_RELU,
 ABS, ELU, HARD_SWISH, RSQRT), the frontend
 evaluates TFLite Micro's own formula for every stored value once (codegen.quant's
-MultiplyByQuantizedMultiplier, QuantizeMultiplier; float32 steps in float32) and emits a Gather from that table:
-`Cast` of the stored value to int32 is the index (Gather wraps -128..-1 to 128..255), so the
-result is TFLite Micro's bit for bit, at one load per element.
+MultiplyByQuantizedMultiplier, QuantizeMultiplier; float32 steps in float32) and emits a
+TableLookup of those 256 values (the unary_lut_s8 kernel, in place), so the result is TFLite
+Micro's bit for bit, at one load per element.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from codegen.frontends.tflite.compose import constant, only_types, step
+from codegen.frontends.tflite.compose import only_types
 from codegen.frontends.tflite.importer import OpContext
 from codegen.quant.fixedpoint import multiply_by_quantized_multiplier, rounding_divide_by_pot
 from codegen.quant.gemmlowp_math import inv_sqrt_quantized_multiplier_exp
@@ -27,10 +27,8 @@ STORED = np.concatenate([np.arange(0, 128), np.arange(-128, 0)]).astype(np.int64
 
 def emit_table(ctx: OpContext, fn: Callable[[np.ndarray], np.ndarray]) -> None:
     """Output = fn(stored input) by lookup; fn maps int64 stored values to int32 results."""
-    out_q = ctx.out_tensor().quant
     table = np.clip(fn(STORED), -128, 127).astype(np.int8)
-    index = step(ctx, "Cast", [ctx.input(0)], "index", to="int32")
-    ctx.emit("Gather", [constant(ctx, "table", table, quant=out_q), index], axis=0)
+    ctx.emit("TableLookup", [ctx.input(0)], table=tuple(int(v) for v in table))
 
 
 def _scales(ctx: OpContext) -> tuple[float, int, float, int]:
