@@ -22,6 +22,7 @@ class TableLookup(UnaryOp):
     name = "TableLookup"
     attributes = {"table": ()}
     kernels = ("unary_lut_s8",)
+    float_kernel = None  # int8 only: never a float32 step of a fused chain
 
     @classmethod
     def check(cls, node, g):
