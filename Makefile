@@ -13,7 +13,7 @@ DEMO_CACHE := .cache/demo
 # QEMU of the Cortex-M targets (firmware built and run by `kiln verify --target cortex-m4`).
 APT_PACKAGES := gcc make cmake gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross valgrind
 
-.PHONY: setup demo test test-slow bench bench-quick constraints clean
+.PHONY: setup demo test test-slow bench bench-quick tflite-converted constraints clean
 
 $(BIN)/kiln: pyproject.toml $(CONSTRAINTS)
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -46,6 +46,14 @@ bench: setup
 
 bench-quick: setup
 	$(BIN)/python -m bench --quick
+
+# Writes again the converter-built models of tests/tflite_converted/ (Keras + TFLite's converter,
+# fixed seeds) from the benchmark's own virtual environment, which it creates when missing.
+TFLITE_VENV := bench/.venv-tflite
+tflite-converted:
+	@test -x $(TFLITE_VENV)/bin/python || $(PYTHON) -m venv $(TFLITE_VENV)
+	$(TFLITE_VENV)/bin/pip install -q -r tests/tflite_converted/requirements.txt
+	$(TFLITE_VENV)/bin/python tests/tflite_converted/generate.py
 
 # Deliberately refresh constraints.txt: the newest versions the registry serves of everything
 # .venv and bench/.venv-peers install, resolved together (pip's dry run, nothing installed).

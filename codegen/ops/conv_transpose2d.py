@@ -1,5 +1,7 @@
 """ConvTranspose2D: the transpose (gradient) of a 2-D convolution, "deconvolution" (ONNX
-ConvTranspose, TFLite TRANSPOSE_CONV); float32.
+ConvTranspose, TFLite TRANSPOSE_CONV); float32, and int8 as TFLite Micro's TRANSPOSE_CONV
+(int32 sums of (x - input zero point) * w, plus the int32 bias, requantized per output channel;
+one group, no dilation, no fused activation: TFLite Micro's kernel has none of them).
 
 Input x[N,H,W,C], weights [O,KH,KW,C/groups] (OHWI per group, as GroupConv2D; the frontend
 repacks ONNX's [C,O/groups,KH,KW]), optional bias [O]. Every input pixel (iy, ix) adds
@@ -9,7 +11,9 @@ that full map of (H - 1) * stride + (KH - 1) * dilation + 1 rows cropped by `pad
 tap (ONNX's output_padding and output_shape become such pads in the frontend).
 
 The kernel gathers instead of scattering: output (oy, ox) sums the taps whose input
-position (oy + pad_top - ky * dilation) / stride is whole and inside the image.
+position (oy + pad_top - ky * dilation) / stride is whole and inside the image. TFLite
+Micro's int8 kernel scatters into an int32 scratch map instead; integer sums do not depend
+on the order, so the gathering int8 kernel needs no scratch and gives the same bits.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ops.common import float_activation, require_dtypes
 from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_bias_arg, float_linear_result
+from codegen.ops.int8_linear import check_int8_linear
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.request import KernelRequest
+from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize
 
 
 def _ints(node, key, count):
@@ -59,7 +65,7 @@ class ConvTranspose2D(Op):
     attributes = {"strides": (1, 1), "dilations": (1, 1), "pads": (0, 0, 0, 0), "groups": 1,
                   "activation": "none"}
     arity = (2, 3)
-    kernels = ("conv_transpose2d_f32",)
+    kernels = ("conv_transpose2d_f32", "conv_transpose2d_s8")
 
     @classmethod
     def infer(cls, node, ins):
@@ -70,8 +76,18 @@ class ConvTranspose2D(Op):
 
     @classmethod
     def check(cls, node, g):
-        require_dtypes(node, g, ("float32",))
-        check_float_linear(node, g)
+        require_dtypes(node, g, ("float32", "int8"))
+        if g.values[node.inputs[0]].dtype == "float32":
+            check_float_linear(node, g)
+            return
+        w = g.values[node.inputs[1]]
+        if int(node.attrs["groups"]) != 1 or tuple(node.attrs["dilations"]) != (1, 1):
+            raise KilnError("int8 ConvTranspose2D with groups or dilations has no kernel (TFLite has neither)",
+                            node=node.name)
+        if node.attrs["activation"] != "none":
+            raise KilnError(f"int8 ConvTranspose2D with a fused {node.attrs['activation']} is not supported "
+                            "(TFLite Micro's int8 TRANSPOSE_CONV clamps to the int8 range only)", node=node.name)
+        check_int8_linear(node, g, 0, w.shape[0])
 
     @classmethod
     def macs(cls, node, g):
@@ -80,7 +96,22 @@ class ConvTranspose2D(Op):
 
     @classmethod
     def reference(cls, node, args, g):
+        if args[0].dtype == np.int8:
+            return [cls._reference_int8(node, args, g)]
         x, w = args[0].astype(np.float64), args[1].astype(np.float64)
+        return [float_linear_result(cls._full_sum(node, x, w), args, node)]
+
+    @classmethod
+    def _reference_int8(cls, node, args, g):
+        channels = args[1].shape[0]
+        p = linear_int8_params(node, g, channels)
+        # integer sums below 2**53: exact in float64, the order does not matter
+        acc = cls._full_sum(node, args[0].astype(np.float64) - p.input_zp, args[1].astype(np.float64))
+        return requantize(acc.astype(np.int64) + bias_or_zero(args, channels), p)
+
+    @classmethod
+    def _full_sum(cls, node, x, w):
+        """The cropped output before bias and activation, in float64."""
         p = geometry(node, x.shape, w.shape)
         groups = p["in_c"] // p["group_in_c"]
         cg, og = p["group_in_c"], p["group_out_c"]
@@ -101,14 +132,33 @@ class ConvTranspose2D(Op):
         xs = np.arange(p["out_w"]) + left
         vy, vx = (ys >= 0) & (ys < full_h), (xs >= 0) & (xs < full_w)  # rows past the full map stay 0
         out[:, np.flatnonzero(vy)[:, None], np.flatnonzero(vx)[None, :]] = full[:, ys[vy][:, None], xs[vx][None, :]]
-        return [float_linear_result(out, args, node)]
+        return out
 
     @classmethod
     def lower(cls, node, ctx):
         g = ctx.g
         x, w = node.inputs[0], node.inputs[1]
         wv = g.values[w]
+        if wv.dtype == "int8":
+            cls._lower_int8(node, ctx)
+            return
         lo, hi = float_activation(node)
         params = {**geometry(node, g.values[x].shape, wv.shape), "act_min": lo, "act_max": hi}
         ctx.request(KernelRequest("conv_transpose2d_f32", node, params, (ctx.tensor(x), ctx.tensor(w),
                                   float_bias_arg(node, ctx, wv.shape[0]), ctx.tensor(node.outputs[0]))))
+
+    @classmethod
+    def _lower_int8(cls, node, ctx):
+        g = ctx.g
+        x, w = node.inputs[0], node.inputs[1]
+        channels = g.values[w].shape[0]
+        p = linear_int8_params(node, g, channels)
+        params = {**geometry(node, g.values[x].shape, g.values[w].shape), "input_offset": -p.input_zp,
+                  "output_offset": p.output_zp,
+                  "multiplier": ctx.constant(node, "multiplier", p.multiplier, "int32"),
+                  "shift": ctx.constant(node, "shift", p.shift, "int32")}
+        b = node.inputs[2] if len(node.inputs) > 2 else ""
+        bias = ctx.tensor(b) if b else ctx.constant(node, "zero_bias", np.zeros(channels, np.int32), "int32")
+        ctx.request(KernelRequest("conv_transpose2d_s8", node, params,
+                                  (ctx.tensor(x), ctx.tensor(w), bias, ctx.tensor(node.outputs[0])),
+                                  headers=("kiln_quant.h",)))

@@ -37,7 +37,8 @@ from codegen.ops.unary import UnaryOp
 from codegen.quant import unary_lut_int8
 
 # int8 binary per-element functions and their constants' C type, by BinaryOp.kernel_stem.
-INT8_BINARY = {"add": "kiln_add_params", "sub": "kiln_add_params", "mul": "kiln_mul_params"}
+INT8_BINARY = {"add": "kiln_add_params", "sub": "kiln_add_params", "mul": "kiln_mul_params",
+               "squared_difference": "kiln_add_params"}
 
 
 @dataclass(frozen=True, eq=False)

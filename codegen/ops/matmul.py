@@ -1,8 +1,9 @@
 """MatMul: matrix product with numpy's broadcasting of the batch dimensions (ONNX MatMul).
 
 a[..,M,K] @ b[..,K,N] -> [..,M,N]; a 1-D operand is a single row (a) or column (b) whose
-axis is dropped from the result, as numpy.matmul does. float32 only (int8 models reach Kiln
-as FullyConnected).
+axis is dropped from the result, as numpy.matmul does. float32, and int8 with per-tensor
+quantization as TFLM's BatchMatMul computes it (TFLite BATCH_MATMUL of two activations, as in
+attention): int32 sums of zero-point-corrected products, one rescale, the output zero point.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.ops.common import broadcast_plan, broadcast_shape, require_dtypes
+from codegen.ops.common import broadcast_plan, broadcast_shape, quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.request import KernelRequest
+from codegen.quant.fixedpoint import clamp, multiply_by_quantized_multiplier
+from codegen.quant.params import fully_connected_output_multiplier
 
 
 def _matrices(node: Node, a_shape, b_shape):
@@ -37,7 +40,7 @@ class MatMul(Op):
     kind = OpKind.OUT_ELEMWISE_FUSABLE
     attributes: dict = {}
     arity = (2, 2)
-    kernels = ("matmul_f32",)
+    kernels = ("matmul_f32", "matmul_s8")
 
     @classmethod
     def infer(cls, node, ins):
@@ -48,7 +51,22 @@ class MatMul(Op):
 
     @classmethod
     def check(cls, node: Node, g: Graph) -> None:
-        require_dtypes(node, g, ("float32",))
+        require_dtypes(node, g, ("float32", "int8"))
+        if g.values[node.inputs[0]].dtype == "int8":
+            cls.int8_params(node, g)
+
+    @classmethod
+    def int8_params(cls, node: Node, g: Graph) -> dict:
+        """TFLM BatchMatMulPrepare's constants: offsets and the output multiplier."""
+        (a, b), out = node.inputs, node.outputs[0]
+        qs = [quant_of(g, name, node) for name in (a, b, out)]
+        for name, q in zip((a, b, out), qs):
+            if q.per_channel or not -128 <= q.zp <= 127:
+                raise KilnError(f"int8 MatMul needs '{name}' quantized per tensor with an int8 zero point",
+                                node=node.name)
+        multiplier, shift = fully_connected_output_multiplier(qs[0].s, qs[1].s, qs[2].s)
+        return {"a_offset": -qs[0].zp, "b_offset": -qs[1].zp, "out_offset": qs[2].zp,
+                "multiplier": multiplier, "shift": shift}
 
     @classmethod
     def macs(cls, node: Node, g: Graph) -> int:
@@ -58,6 +76,11 @@ class MatMul(Op):
     @classmethod
     def reference(cls, node, args, g):
         a, b = args
+        if a.dtype == np.int8:
+            q = cls.int8_params(node, g)
+            acc = np.matmul(a.astype(np.int64) + q["a_offset"], b.astype(np.int64) + q["b_offset"])
+            out = multiply_by_quantized_multiplier(acc, q["multiplier"], q["shift"]).astype(np.int64)
+            return [clamp(out + q["out_offset"], -128, 127).astype(np.int8)]
         return [np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)]
 
     @classmethod
@@ -68,4 +91,8 @@ class MatMul(Op):
         dims, (sa, sb) = broadcast_plan(node, batch, a_batch, b_batch)
         params = {"dims": dims, "a_strides": tuple(s * m * k for s in sa),
                   "b_strides": tuple(s * k * n for s in sb), "m": m, "k": k, "n": n}
+        if ctx.g.values[a].dtype == "int8":
+            ctx.request(KernelRequest("matmul_s8", node, {**params, **cls.int8_params(node, ctx.g)},
+                                      headers=("kiln_quant.h",)))
+            return
         ctx.request(KernelRequest("matmul_f32", node, params))

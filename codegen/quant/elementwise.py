@@ -13,13 +13,18 @@ from .fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
 from .params import AddSubParams, MulParams
 
 
-def _add_sub(x1, x2, p: AddSubParams, sign: int) -> np.ndarray:
+def _common_scale(x1, x2, p: AddSubParams) -> tuple[np.ndarray, np.ndarray]:
+    """Both inputs offset, shifted left by p.left_shift and rescaled to their common scale."""
     def scaled(x, offset, multiplier, shift):
         shifted = wrap_int32((np.asarray(x, dtype=np.int64) + offset) << p.left_shift)
         return multiply_by_quantized_multiplier(shifted, multiplier, shift).astype(np.int64)
 
-    a = scaled(x1, p.input1_offset, p.input1_multiplier, p.input1_shift)
-    b = scaled(x2, p.input2_offset, p.input2_multiplier, p.input2_shift)
+    return (scaled(x1, p.input1_offset, p.input1_multiplier, p.input1_shift),
+            scaled(x2, p.input2_offset, p.input2_multiplier, p.input2_shift))
+
+
+def _add_sub(x1, x2, p: AddSubParams, sign: int) -> np.ndarray:
+    a, b = _common_scale(x1, x2, p)
     raw = wrap_int32(a + sign * b)
     out = multiply_by_quantized_multiplier(raw, p.output_multiplier, p.output_shift)
     return clamp(out.astype(np.int64) + p.output_offset, p.activation_min,
@@ -35,6 +40,16 @@ def add_int8(x1, x2, params: AddSubParams) -> np.ndarray:
 def sub_int8(x1, x2, params: AddSubParams) -> np.ndarray:
     """reference_ops SubElementwise for int8: as Add with the second term subtracted."""
     return _add_sub(x1, x2, params, -1)
+
+
+def squared_difference_int8(x1, x2, params: AddSubParams) -> np.ndarray:
+    """TFLM's int8 SquaredDifference: Add's common scale (7 bits of headroom), the difference
+    squared in int32, rescaled to the output."""
+    a, b = _common_scale(x1, x2, params)
+    diff = wrap_int32(a - b).astype(np.int64)
+    out = multiply_by_quantized_multiplier(wrap_int32(diff * diff), params.output_multiplier, params.output_shift)
+    return clamp(out.astype(np.int64) + params.output_offset, params.activation_min,
+                 params.activation_max).astype(np.int8)
 
 
 def mul_int8(x1, x2, params: MulParams) -> np.ndarray:

@@ -114,3 +114,33 @@ def get_reciprocal(x, x_integer_digits: int) -> tuple[np.ndarray, np.ndarray]:
     shifted = ((x & 0xFFFFFFFF) << headroom_plus_one) & 0xFFFFFFFF
     shifted_sum_minus_one = sub_wrap(shifted, 1 << 31)
     return one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one), num_bits_over_unit
+
+
+def inv_sqrt_quantized_multiplier_exp(x) -> tuple[np.ndarray, np.ndarray]:
+    """TFLM GetInvSqrtQuantizedMultiplierExp(x, kReverseShift): 1/sqrt(x) for int32 x as a
+    Q0.31 multiplier and a left shift (multiplier * 2**(shift - 31)). x <= 1 gives (INT32_MAX, 0),
+    as TFLM treats 0 (and anything below) like 1. Normalised to [2**27, 2**29) by pairs of
+    bits, then five Newton-Raphson steps in Q3.28 from 1, times sqrt(2)/2."""
+    x = np.asarray(x, dtype=np.int64).copy()
+    small = x <= 1
+    x = np.where(small, 2, x)
+    shift = np.full(x.shape, 11, np.int64)
+    while np.any(big := x >= (1 << 29)):
+        x = np.where(big, x // 4, x)
+        shift += big
+    pairs = (count_leading_zeros_u32(x).astype(np.int64) - 1) // 2 - 1
+    shift -= pairs
+    x = x << (2 * pairs)
+    half_input = rounding_divide_by_pot(x >> 1, 1)  # Q3.28: input / 2, then halved
+    root = np.full(x.shape, 1 << 28, np.int64)  # Q3.28 one
+    half_three = (1 << 28) + (1 << 27)
+    for _ in range(5):
+        cube = rescale_by(mul(mul(root, root), root), 6)  # Q9 -> Q3
+        root = rescale_by(sub_wrap(mul(half_three, root), mul(half_input, cube)), 3)  # Q6 -> Q3
+    root = mul(root, 1518500250).astype(np.int64)  # * sqrt(2)/2 in Q0.31
+    left = shift < 0
+    root = np.where(left, (root << np.where(left, -shift, 0)) & 0xFFFFFFFF, root)
+    root = np.where(root >= 1 << 31, root - (1 << 32), root)
+    shift = np.where(left, 0, shift)
+    return (np.where(small, INT32_MAX, root).astype(np.int32),
+            np.where(small, 0, -shift).astype(np.int32))

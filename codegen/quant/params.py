@@ -147,6 +147,21 @@ def add_sub_params(op: str, input1_scale: float, input1_zero_point: int, input2_
                         m2, sh2, int(output_zero_point), mo, sho, act_min, act_max)
 
 
+def squared_difference_params(input1_scale: float, input1_zero_point: int, input2_scale: float,
+                              input2_zero_point: int, output_scale: float, output_zero_point: int) -> AddSubParams:
+    """TFLM SquaredDifferencePrepare for int8 (PrepareQuantized, left shift 7): Add's common
+    input scale, then (twice the larger scale)**2 / (2**14 * output scale) for the squared
+    difference; that product of 2**14 and the output scale is float32 in TFLM."""
+    left_shift = 7
+    s1, s2 = _f32(input1_scale), _f32(input2_scale)
+    twice_max = 2 * float(max(s1, s2))
+    m1, sh1 = _smaller_than_one(float(s1) / twice_max, "squared difference input1")
+    m2, sh2 = _smaller_than_one(float(s2) / twice_max, "squared difference input2")
+    mo, sho = quantize_multiplier(twice_max * twice_max / float(_f32(_f32(1 << 2 * left_shift) * _f32(output_scale))))
+    return AddSubParams(left_shift, -int(input1_zero_point), m1, sh1, -int(input2_zero_point),
+                        m2, sh2, int(output_zero_point), mo, sho, -128, 127)
+
+
 @dataclass(frozen=True)
 class MulParams:
     """Constants of the int8 Mul kernel (TFLM OpDataMul)."""

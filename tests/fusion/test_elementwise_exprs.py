@@ -32,7 +32,7 @@ MACROS = _ENV.get_template("kernels/reference/_elementwise_exprs.c.j2").module
 
 def _float_elementwise_ops() -> list[tuple[str, dict]]:
     ops = [(name, op) for name, op in sorted(all_ops().items())
-           if issubclass(op, (FloatUnaryOp, UnaryOp, BinaryOp)) or
+           if issubclass(op, (FloatUnaryOp, BinaryOp)) or issubclass(op, UnaryOp) and op.float_kernel is not None or
            (issubclass(op, BroadcastBinaryOp) and "float32" in op.dtypes and op.out_dtype is None)]
     return [(name, attrs) for name, op in ops for attrs in VARIANTS.get(name, [{}])]
 

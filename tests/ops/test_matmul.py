@@ -59,7 +59,7 @@ def test_generated_c_equals_reference():
         assert np.abs(got[name] - want[name]).max() <= 1e-5 * np.abs(want[name]).max(), name
 
 
-def test_shape_errors_and_int8_refused():
+def test_shape_errors_and_unquantized_int8_refused():
     b = GraphBuilder("bad")
     a = b.input("a", "float32", (2, 3, 4))
     with pytest.raises(KilnError, match="inner dimensions 4 and 5"):
@@ -69,9 +69,29 @@ def test_shape_errors_and_int8_refused():
     q = b.input("q", "int8", (2, 4))
     y = b.node("MatMul", [q, b.const("w", np.ones((4, 2), np.int8))])
     g = b.output(y).build()
-    with pytest.raises(KilnError, match="int8") as err:
+    with pytest.raises(KilnError, match="int8 tensor 'q' has no quantization") as err:
         get_op("MatMul").check(g.nodes[0], g)
     assert err.value.node == g.nodes[0].name
+
+
+def test_int8_generated_c_equals_reference():
+    """TFLM's int8 BatchMatMul (its bit-exactness with TFLite Micro:
+    tests/frontends/test_tflite_int8_fixed_point.py): the C kernel equals the reference."""
+    from codegen.ir import Quant
+
+    graphs = []
+    for k, (sa, sb, _) in enumerate(CASES[:3] + CASES[6:]):
+        b = GraphBuilder("mm")
+        x = b.input("a", "int8", sa, Quant.of(0.05, -3 + k))
+        y = b.input("b", "int8", sb, Quant.of(0.02, 5 - k))
+        graphs.append(b.output(b.node("MatMul", [x, y], quant=Quant.of(0.05 * sa[-1] ** 0.5, -10))).build())
+    g, _, outs = merge(graphs)
+    rng = np.random.default_rng(3)
+    f = {i: rng.integers(-128, 128, g.values[i].shape).astype(np.int8) for i in g.inputs}
+    got, want = run_c(g, [f])[0], run_graph(g, f)
+    for name in outs:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+        assert len(np.unique(want[name])) > 10, name
 
 
 def test_macs():

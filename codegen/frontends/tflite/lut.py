@@ -2,11 +2,11 @@
 
 An int8 -> int8 elementwise operator is a function of 256 stored values. Where TFLite Micro
 computes it with fixed-point steps or a table of its own Kiln has no kernel for (LEAKY_RELU,
-ABS, ELU), the frontend
+ABS, ELU, HARD_SWISH, RSQRT), the frontend
 evaluates TFLite Micro's own formula for every stored value once (codegen.quant's
-MultiplyByQuantizedMultiplier, QuantizeMultiplier; float32 steps in float32) and emits a Gather from that table:
-`Cast` of the stored value to int32 is the index (Gather wraps -128..-1 to 128..255), so the
-result is TFLite Micro's bit for bit, at one load per element.
+MultiplyByQuantizedMultiplier, QuantizeMultiplier; float32 steps in float32) and emits a
+TableLookup of those 256 values (the unary_lut_s8 kernel, in place), so the result is TFLite
+Micro's bit for bit, at one load per element.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from typing import Callable
 
 import numpy as np
 
-from codegen.frontends.tflite.compose import constant, only_types, step
+from codegen.frontends.tflite.compose import only_types
 from codegen.frontends.tflite.importer import OpContext
-from codegen.quant.fixedpoint import multiply_by_quantized_multiplier
+from codegen.quant.fixedpoint import multiply_by_quantized_multiplier, rounding_divide_by_pot
+from codegen.quant.gemmlowp_math import inv_sqrt_quantized_multiplier_exp
 from codegen.quant.params import quantize_multiplier
 
 STORED = np.concatenate([np.arange(0, 128), np.arange(-128, 0)]).astype(np.int64)  # table order
@@ -26,10 +27,8 @@ STORED = np.concatenate([np.arange(0, 128), np.arange(-128, 0)]).astype(np.int64
 
 def emit_table(ctx: OpContext, fn: Callable[[np.ndarray], np.ndarray]) -> None:
     """Output = fn(stored input) by lookup; fn maps int64 stored values to int32 results."""
-    out_q = ctx.out_tensor().quant
     table = np.clip(fn(STORED), -128, 127).astype(np.int8)
-    index = step(ctx, "Cast", [ctx.input(0)], "index", to="int32")
-    ctx.emit("Gather", [constant(ctx, "table", table, quant=out_q), index], axis=0)
+    ctx.emit("TableLookup", [ctx.input(0)], table=tuple(int(v) for v in table))
 
 
 def _scales(ctx: OpContext) -> tuple[float, int, float, int]:
@@ -86,5 +85,71 @@ def elu_int8(ctx: OpContext) -> None:
         e = np.array([np.float32(math.exp(float(v))) for v in x], np.float32) - _f32(1)
         y = np.where(x < 0, e, x).astype(np.float32) * inverse
         return (np.sign(y) * np.floor(np.abs(y) + _f32(0.5))).astype(np.int64) + zp_out
+
+    emit_table(ctx, fn)
+
+
+def _int16_multiplier(real: np.float32) -> tuple[int, int]:
+    """QuantizeMultiplier, then TFLM's DownScaleInt32ToInt16Multiplier: (Q0.15, exponent)."""
+    m32, exponent = quantize_multiplier(float(real))
+    return (32767 if m32 >= (1 << 31) - 1 - (1 << 15) else (m32 + (1 << 15)) >> 16), exponent
+
+
+def _high_mul16(a: np.ndarray, b, rounding: bool) -> np.ndarray:
+    """gemmlowp's int16 SaturatingRoundingDoublingHighMul (rounding) and TFLM's
+    SaturatingDoublingHighMul (truncating): a * b / 2**15 toward zero after the nudge."""
+    ab = a * np.int64(b)
+    nudge = np.where(ab >= 0, 1 << 14, 1 - (1 << 14)) if rounding else 0
+    q = np.abs(ab + nudge) >> 15
+    return np.where((a == -32768) & (b == -32768), 32767, np.where(ab + nudge < 0, -q, q))
+
+
+def _saturating_shift16(v: np.ndarray, amount: int) -> np.ndarray:
+    return np.clip(v << amount, -32768, 32767)
+
+
+def hard_swish_int8(ctx: OpContext) -> None:
+    """TFLite Micro's int8 HardSwish (reference_ops::HardSwish with HardSwishPrepare's
+    multipliers): the input on a 7-bit-finer scale, a "relu-ish" factor in [0, 1] on 16 bits
+    and the output rescale, each step in int16 as TFLM rounds it."""
+    s_in, zp_in, s_out, zp_out = _scales(ctx)
+    hires_scale = _f32(_f32(1.0 / 128.0) * _f32(s_in))
+    out_m, out_exp = _int16_multiplier(hires_scale / _f32(s_out))
+    relu_m, relu_exp = _int16_multiplier(hires_scale / _f32(3.0 / 32768.0))
+    if out_exp > 0:
+        raise ctx.error(f"int8 with an output scale below input scale / 128 ({s_out} against {s_in}) is "
+                        "refused by TFLite Micro too")
+
+    def fn(q: np.ndarray) -> np.ndarray:
+        hires = (q - zp_in) * 128
+        preshift_out = _high_mul16(hires, out_m, rounding=True)
+        reluish = _saturating_shift16(hires, relu_exp - 1) if relu_exp > 0 else hires
+        reluish = _high_mul16(reluish, relu_m, rounding=True)
+        if relu_exp > 0:
+            reluish = _saturating_shift16(reluish, 1)
+        elif relu_exp < 0:
+            reluish = rounding_divide_by_pot(reluish, -relu_exp).astype(np.int64)
+        reluish = (reluish + (1 << 15)) >> 1
+        out = _high_mul16(reluish, preshift_out, rounding=False)
+        return rounding_divide_by_pot(out, -out_exp).astype(np.int64) + zp_out
+
+    emit_table(ctx, fn)
+
+
+def rsqrt_int8(ctx: OpContext) -> None:
+    """TFLite Micro's int8 RSQRT (elementwise.cc RsqrtEvalQuantized): 1/sqrt(q - zp) from
+    GetInvSqrtQuantizedMultiplierExp, applied to 1 << 20 and rescaled by 1 / (sqrt(in_scale) *
+    out_scale); 127 at the zero point. (TFLite Micro stops with an error on a value below the
+    zero point; the table gives those what its arithmetic gives 1.)"""
+    s_in, zp_in, s_out, zp_out = _scales(ctx)
+    multiplier, shift = quantize_multiplier(1.0 / (math.sqrt(float(_f32(s_in))) * float(_f32(s_out))))
+    k_shift = 20
+
+    def fn(q: np.ndarray) -> np.ndarray:
+        v = q - zp_in
+        inv_m, inv_shift = inv_sqrt_quantized_multiplier_exp(v)
+        data = multiply_by_quantized_multiplier(1, inv_m, inv_shift.astype(np.int64) + k_shift)
+        out = multiply_by_quantized_multiplier(data, multiplier, shift - k_shift).astype(np.int64) + zp_out
+        return np.where(v == 0, 127, out)
 
     emit_table(ctx, fn)

@@ -4,9 +4,9 @@ Float32 maps onto Kiln's float ops (one op, or a short chain where TFLite has no
 counterpart: RSQRT = Reciprocal(Sqrt), FLOOR_DIV = Floor(Div)). Quantized operands are
 converted only where Kiln computes what TFLite Micro computes bit for bit:
 MAXIMUM / MINIMUM / SELECT_V2 / comparisons move or compare the stored values, which is
-exact when every operand shares one quantization; int8 ABS, ELU and LEAKY_RELU are TFLite Micro's
-formulas tabulated at import (lut.py). The others (RSQRT, HARD_SWISH, PRELU,
-DIV, SQUARED_DIFFERENCE, ADD_N on int8, the int16 ones) are refused with the reason.
+exact when every operand shares one quantization; int8 ABS, ELU, LEAKY_RELU, HARD_SWISH and RSQRT
+are TFLite Micro's formulas tabulated at import (lut.py); int8 SQUARED_DIFFERENCE has its kernel. The
+others (PRELU, DIV, ADD_N on int8, the int16 ones) are refused with the reason.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ _FLOAT_UNARY = {"ABS": "Abs", "CEIL": "Ceil", "COS": "Cos", "EXP": "Exp", "FLOOR
 
 
 def _float_unary(ctx: OpContext) -> None:
-    if ctx.code == "ABS" and type_name(ctx) == "INT8":
-        lut.abs_int8(ctx)
+    int8_table = {"ABS": lut.abs_int8, "HARD_SWISH": lut.hard_swish_int8}.get(ctx.code)
+    if int8_table is not None and type_name(ctx) == "INT8":
+        int8_table(ctx)
         return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     only_types(ctx, ("FLOAT32",))
@@ -39,6 +40,9 @@ for _code in _FLOAT_UNARY:
 @converts("RSQRT")
 def rsqrt(ctx: OpContext) -> None:
     # TFLite Micro computes 1.f / std::sqrt(x): the same two roundings as Reciprocal(Sqrt).
+    if type_name(ctx) == "INT8":
+        lut.rsqrt_int8(ctx)
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     only_types(ctx, ("FLOAT32",))
     ctx.emit("Reciprocal", [step(ctx, "Sqrt", [ctx.input(0)], "sqrt")])
@@ -102,6 +106,9 @@ def floor_mod(ctx: OpContext) -> None:
 
 @converts("SQUARED_DIFFERENCE", inputs=(2, 2))
 def squared_difference(ctx: OpContext) -> None:
+    if type_name(ctx) in ("INT8", "FLOAT32"):
+        ctx.emit("SquaredDifference", [ctx.input(0), ctx.input(1)])
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     d = step(ctx, "Sub", [ctx.input(0), ctx.input(1)], "sub")
     ctx.emit("Mul", [d, d])

@@ -4,7 +4,8 @@ DEPTH_TO_SPACE, SPACE_TO_DEPTH, BATCH_TO_SPACE_ND and SPACE_TO_BATCH_ND are Resh
 Transpose (/ Slice, Pad) chains that move stored values, exact for every type.
 RESIZE_NEAREST_NEIGHBOR picks input rows and columns with TFLite's own float32 index
 arithmetic (computed here, then two Gathers), so it is exact for every type too;
-RESIZE_BILINEAR (float32) is Kiln's linear Resize with the matching coordinate transform.
+RESIZE_BILINEAR (float32) is Kiln's linear Resize with the matching coordinate transform; on
+int8 it is TFLite Micro's fixed-point ResizeBilinearInteger (ResizeBilinearInt8).
 """
 
 from __future__ import annotations
@@ -143,9 +144,14 @@ def resize_nearest_neighbor(ctx: OpContext) -> None:
 
 @converts("RESIZE_BILINEAR", inputs=(2, 2))
 def resize_bilinear(ctx: OpContext) -> None:
-    refuse_quantized(ctx, "TFLite Micro's int8 bilinear resize uses its own fixed-point weights (needs a kernel)")
-    only_types(ctx, ("FLOAT32",))
     (n, h, w, c), oh, ow, align, half = _resize_options(ctx, "ResizeBilinearOptions")
+    if ctx.tensor(0).type_name == "INT8":
+        # TFLite Micro interpolates the stored values whatever the two quantizations are
+        ctx.emit("ResizeBilinearInt8", [ctx.input(0)], size=(oh, ow), align_corners=int(align),
+                 half_pixel_centers=int(half))
+        return
+    refuse_quantized(ctx, "TFLite Micro's int16 bilinear resize needs a kernel")
+    only_types(ctx, ("FLOAT32",))
     # TFLite clamps the lower tap at 0 and the upper at size-1, which is ONNX's half_pixel
     # (not pytorch_half_pixel) for half-pixel centres; align_corners and asymmetric agree as named.
     mode = "align_corners" if align else "half_pixel" if half else "asymmetric"
@@ -160,8 +166,9 @@ def transpose_conv(ctx: OpContext) -> None:
     """Inputs (output_shape, weights [O, KH, KW, I], input, bias?). TFLite places input pixel
     y at y * stride - pad_top and drops what falls outside the output: a ConvTranspose2D
     whose full output is cropped by pad_top / pad_left in front and the rest behind."""
-    refuse_quantized(ctx, "TFLite Micro's int8 TRANSPOSE_CONV needs a kernel (Kiln's ConvTranspose2D is float)", k=2)
-    only_types(ctx, ("FLOAT32",), k=2)
+    if ctx.tensor(2).type_name == "INT16":
+        raise ctx.error("int16 is not supported: TFLite Micro's 16x8 TRANSPOSE_CONV (int64 sums) needs a kernel")
+    only_types(ctx, ("FLOAT32", "INT8"), k=2)
     o = ctx.options("TransposeConvOptions")
     out_shape = ints(ctx, 0, "output_shape")
     x = ctx.shape(2)

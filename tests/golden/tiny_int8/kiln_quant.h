@@ -195,6 +195,22 @@ static inline int8_t kiln_sub_s8(int8_t x1, int8_t x2, const kiln_add_params *p)
     return kiln_add_sub_s8(x1, x2, p, 1);
 }
 
+/* TFLM's int8 SquaredDifference (constants from codegen.quant.params.squared_difference_params):
+ * Add's common scale, the difference squared in int32 (at most 2 * 255 << 7 before the
+ * rescale, so the square fits), one rescale to the output. */
+static inline int8_t kiln_squared_difference_s8(int8_t x1, int8_t x2, const kiln_add_params *p)
+{
+    const int ls = (int)p->left_shift;
+    const int32_t a = kiln_mbqm(kiln_shl_wrap_s32((int32_t)x1 + p->input1_offset, ls),
+                                p->input1_multiplier, (int)p->input1_shift);
+    const int32_t b = kiln_mbqm(kiln_shl_wrap_s32((int32_t)x2 + p->input2_offset, ls),
+                                p->input2_multiplier, (int)p->input2_shift);
+    const int32_t diff = kiln_sub_wrap_s32(a, b);
+    const int32_t out = kiln_add_wrap_s32(
+        kiln_mbqm(diff * diff, p->output_multiplier, (int)p->output_shift), p->output_offset);
+    return (int8_t)kiln_clamp_s32(out, p->act_min, p->act_max);
+}
+
 /* Constants of int8 Mul, from codegen.quant.mul_params (TFLM OpDataMul). */
 typedef struct {
     int32_t input1_offset, input2_offset, output_offset;
