@@ -28,7 +28,7 @@ from codegen.verify.compare import compare_output
 from codegen.verify.samples import random_samples
 from helpers import build_graph
 # tests/ops, a namespace package beside this folder
-from ops.linear_testing import float_layer, int8_add, int8_average_pool, int8_layer, merge
+from ops.linear_testing import float_layer, int8_add, int8_average_pool, int8_concat, int8_layer, int8_max_pool, merge
 
 
 def _binary(op: str, a_shape, b_shape, activation: str) -> Graph:
@@ -65,6 +65,8 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
     "fully_connected_s8": lambda: [int8_layer("FullyConnected", (3, 33), (7, 33), seed=5, activation="relu")],
     "add_bcast_s8": lambda: [int8_add((1, 3, 5, 6), (1, 1, 1, 6), "relu", 6)],
     "average_pool2d_s8": lambda: [int8_average_pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 7)],
+    "max_pool2d_s8": lambda: [int8_max_pool((1, 9, 9, 20), (3, 3), (2, 2), (0, 0, 1, 1), 5, activation="relu")],
+    "concat": lambda: [int8_concat([(1, 4, 5, 8), (1, 4, 5, 13)], 3, 6)],
     "conv2d_f32": lambda: [float_layer("Conv2D", (1, 7, 7, 3), (8, 3, 3, 3), seed=8, pads=(1, 1, 1, 1)),
                            float_layer("Conv2D", (1, 5, 5, 8), (20, 1, 1, 8), seed=9)],
     "depthwise_conv2d_f32": lambda: [float_layer("DepthwiseConv2D", (1, 6, 5, 24), (1, 3, 3, 24), seed=10,

@@ -17,7 +17,7 @@ from codegen.verify.samples import random_samples
 from cortex_m_testing import build
 from helpers import assert_bit_exact, build_graph
 # tests/ops, a namespace package beside this folder
-from ops.linear_testing import int8_add, int8_average_pool, int8_layer, merge
+from ops.linear_testing import int8_add, int8_average_pool, int8_concat, int8_layer, int8_max_pool, merge
 
 pytestmark = pytest.mark.usefixtures("cortex_m")
 
@@ -75,28 +75,11 @@ def _linear_layers() -> list[Graph]:
     return graphs
 
 
-def int8_max_pool(shape, kernel, strides, pads, seed: int, **attrs) -> Graph:
-    """A one-node int8 MaxPool2D whose input and output share the zero point `seed - 10`."""
-    b = GraphBuilder("max_pool_s8")
-    q = Quant.of(0.05, seed - 10)
-    y = b.node("MaxPool2D", [b.input("x", "int8", shape, q)], kernel=kernel, strides=strides, pads=pads, quant=q,
-               **attrs)
-    return b.output(y).build()
-
-
 def _max_pools() -> list[Graph]:
     return [int8_max_pool((1, 9, 9, 8), (3, 3), (2, 2), (0, 0, 1, 1), 1),  # SAME: windows clipped bottom/right
             int8_max_pool((1, 6, 5, 6), (2, 2), (2, 2), (0, 0, 0, 1), 2),  # channels not a multiple of 4
             int8_max_pool((1, 7, 7, 20), (3, 3), (1, 1), (1, 1, 1, 1), 3, activation="relu"),  # 16 + 4 lanes
             int8_max_pool((2, 4, 4, 4), (2, 2), (2, 2), (0, 0, 0, 0), 4)]
-
-
-def int8_concat(shapes, axis: int, seed: int) -> Graph:
-    """A one-node int8 Concat of inputs of `shapes` sharing one quantization."""
-    b = GraphBuilder("concat_s8")
-    q = Quant.of(0.05, seed - 10)
-    xs = [b.input(f"x{k}", "int8", shape, q) for k, shape in enumerate(shapes)]
-    return b.output(b.node("Concat", xs, axis=axis, quant=q)).build()
 
 
 def _concats() -> list[Graph]:

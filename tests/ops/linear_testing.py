@@ -57,6 +57,23 @@ def int8_average_pool(shape: Sequence[int], kernel, strides, pads, seed: int, **
     return b.output(y).build()
 
 
+def int8_max_pool(shape, kernel, strides, pads, seed: int, **attrs) -> Graph:
+    """A one-node int8 MaxPool2D whose input and output share the zero point `seed - 10`."""
+    b = GraphBuilder("max_pool_s8")
+    q = Quant.of(0.05, seed - 10)
+    y = b.node("MaxPool2D", [b.input("x", "int8", shape, q)], kernel=kernel, strides=strides, pads=pads, quant=q,
+               **attrs)
+    return b.output(y).build()
+
+
+def int8_concat(shapes, axis: int, seed: int) -> Graph:
+    """A one-node int8 Concat of inputs of `shapes` sharing one quantization."""
+    b = GraphBuilder("concat_s8")
+    q = Quant.of(0.05, seed - 10)
+    xs = [b.input(f"x{k}", "int8", shape, q) for k, shape in enumerate(shapes)]
+    return b.output(b.node("Concat", xs, axis=axis, quant=q)).build()
+
+
 def float_layer(op: str, x_shape: Sequence[int], w_shape: Sequence[int], *, seed: int = 0,
                 bias: bool = True, **attrs) -> Graph:
     """A one-node float32 graph of `op` with random weights (and bias)."""
