@@ -342,13 +342,35 @@ def conv(code, dtype):
     if code == "DEPTHWISE_CONV_2D":
         opts["depth_multiplier"] = 2
     out = t((1, 3, 4, c), dtype, scale=0.1) if dtype != "float32" else t((1, 3, 4, c))
-    return [Case(code, dtype, "same_s2_relu", [t((1, 5, 7, 2), dtype), w, _bias(c, dtype)], [out], opts)]
+    cases = [Case(code, dtype, "same_s2_relu", [t((1, 5, 7, 2), dtype), w, _bias(c, dtype)], [out], opts)]
+    if dtype == "int16":  # 16x8: per-channel weights, dilation, no bias
+        cases.append(_conv_16x8_valid(code, c))
+    return cases
+
+
+def _conv_16x8_valid(code, c):
+    """VALID dilated 16x8 convolution with per-channel weight scales; CONV_2D without a
+    bias (TFLite Micro's int16 DEPTHWISE_CONV_2D crashes without one)."""
+    shape = (c, 3, 3, 2) if code == "CONV_2D" else (1, 3, 3, c)
+    axis = 0 if code == "CONV_2D" else 3
+    w = const(_weights(shape, "int8"), "int8", scale=list(RNG.uniform(0.002, 0.02, c)), quantized_dimension=axis)
+    opts = {**_conv_opts("VALID", 1), "dilation_w_factor": 2, "dilation_h_factor": 1}
+    if code == "DEPTHWISE_CONV_2D":
+        opts["depth_multiplier"] = 2
+    bias = None if code == "CONV_2D" else _bias(c, "int16", 0.01)
+    return Case(code, "int16", "valid_dilated_per_channel" + ("_nobias" if bias is None else ""),
+                [t((1, 5, 7, 2), "int16", scale=0.004), w, bias], [t((1, 3, 3, c), "int16", scale=0.05)], opts)
 
 
 @builds("FULLY_CONNECTED")
 def fully_connected(code, dtype):
     out = t((2, 3), dtype, scale=0.1) if dtype != "float32" else t((2, 3))
-    return [Case(code, dtype, "bias", [t((2, 5), dtype), _filter((3, 5), dtype), _bias(3, dtype)], [out])]
+    cases = [Case(code, dtype, "bias", [t((2, 5), dtype), _filter((3, 5), dtype), _bias(3, dtype)], [out])]
+    if dtype == "int16":  # per-channel weights, no bias, fused RELU, rows kept as [2, 3, K]
+        w = const(_weights((4, 6), "int8"), "int8", scale=list(RNG.uniform(0.002, 0.02, 4)))
+        cases.append(Case(code, dtype, "per_channel_nobias_keep_dims", [t((2, 3, 6), dtype), w, None],
+                          [t((2, 3, 4), dtype, scale=0.01)], {"fused_activation_function": "RELU", "keep_num_dims": True}))
+    return cases
 
 
 @builds("BATCH_MATMUL")
