@@ -381,7 +381,11 @@ def batch_matmul(code, dtype):
 @builds("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D")
 def pool(code, dtype):
     opts = {"padding": "SAME", "stride_w": 2, "stride_h": 2, "filter_width": 3, "filter_height": 3}
-    return [Case(code, dtype, "same_3x3_s2", [t((1, 5, 7, 2), dtype)], [t((1, 3, 4, 2), dtype)], opts)]
+    cases = [Case(code, dtype, "same_3x3_s2", [t((1, 5, 7, 2), dtype)], [t((1, 3, 4, 2), dtype)], opts)]
+    if dtype == "int16" and code != "L2_POOL_2D":  # the fused clamp in int16 units (6 / 0.002)
+        relu6 = {**opts, "padding": "VALID", "filter_width": 2, "filter_height": 2, "fused_activation_function": "RELU6"}
+        cases.append(Case(code, dtype, "valid_2x2_s2_relu6", [t((1, 5, 7, 2), dtype)], [t((1, 2, 3, 2), dtype)], relu6))
+    return cases
 
 
 @builds("QUANTIZE")
