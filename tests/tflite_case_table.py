@@ -87,6 +87,10 @@ def binary(code, dtype):
     if code in ("ADD", "MUL", "DIV") and dtype == "float32":
         cases.append(Case(code, dtype, "relu6", [t(S, dtype), t(S, dtype)], [t(S, dtype)],
                           {"fused_activation_function": "RELU6"}, domain=domain))
+    if code in ("ADD", "SUB", "MUL") and dtype == "int16":  # other scales, a fused clamp, same shapes
+        scales = (0.003, 0.0005, 0.004) if code != "MUL" else (0.004, 0.002, 0.5)
+        cases.append(Case(code, dtype, "scales_relu_no_broadcast", [t(S, dtype, scale=scales[0]), t(S, dtype, scale=scales[1])],
+                          [t(S, dtype, scale=scales[2])], {"fused_activation_function": "RELU"}))
     return cases
 
 

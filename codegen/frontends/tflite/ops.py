@@ -125,9 +125,6 @@ def mean(ctx: OpContext) -> None:
 def _binary(kiln_op: str, options: str):
     def convert(ctx: OpContext) -> None:
         o = ctx.options(options)
-        if ctx.tensor(0).type_name == "INT16":
-            raise ctx.error("int16 is not supported: TFLite Micro's int16 kernel rescales with its own "
-                            "fixed-point steps (needs a kernel)")
         ctx.emit(kiln_op, [ctx.input(0), ctx.input(1)], activation=ctx.activation(o))
     return convert
 
