@@ -396,7 +396,13 @@ def pool(code, dtype):
 def quantize(code, dtype):
     out = "int16" if dtype == "int8" else "int8"
     out_spec = t(S, out, scale=0.03, zero_point=0 if out == "int16" else 5)
-    return [Case(code, dtype, f"to_{out}", [t(S, dtype)], [out_spec])]
+    cases = [Case(code, dtype, f"to_{out}", [t(S, dtype)], [out_spec])]
+    # The other integer pairs TFLite Micro requantizes (output quantization: scale, zero point).
+    more = {"int8": {"uint8": (0.05, 125), "int32": (0.001, 7)},
+            "int16": {"int16": (0.0007, 0), "int32": (0.0003, -2), "int8": (0.5, -4)}}.get(dtype, {})
+    for to, (scale, zp) in more.items():
+        cases.append(Case(code, dtype, f"to_{to}_rescaled", [t(S, dtype)], [t(S, to, scale=scale, zero_point=zp)]))
+    return cases
 
 
 @builds("DEQUANTIZE")
