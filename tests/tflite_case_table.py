@@ -62,6 +62,9 @@ def unary(code, dtype):
         cases.append(Case(code, dtype, "all_values_rescaled", [t((256,), dtype)],
                           [t((256,), dtype, scale=0.03, zero_point=5)], {"LEAKY_RELU": {"alpha": 0.3}}.get(code, {}),
                           feeds=[every]))
+    if code in ("LOGISTIC", "TANH") and dtype == "int16":  # TFLM's power-of-two input paths and a general scale
+        for label, scale in (("pot_scale_shift0", 2.0 ** -12), ("pot_scale_shift1", 2.0 ** -11), ("scale_0.0003", 0.0003)):
+            cases.append(Case(code, dtype, label, [t(S, dtype, scale=scale)], [out]))
     if code == "ROUND" and dtype == "float32":  # halves round to even
         x = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 0.49999997]], np.float32)
         cases.append(Case(code, dtype, "halves", [t(x.shape)], [t(x.shape)], feeds=[x]))
