@@ -62,6 +62,8 @@ def unary(code, dtype):
         cases.append(Case(code, dtype, "all_values_rescaled", [t((256,), dtype)],
                           [t((256,), dtype, scale=0.03, zero_point=5)], {"LEAKY_RELU": {"alpha": 0.3}}.get(code, {}),
                           feeds=[every]))
+    if code in ("ABS", "LEAKY_RELU") and dtype == "int16":  # a rescaled output (zero points stay 0)
+        cases.append(Case(code, dtype, "rescaled", [t(S, dtype)], [t(S, dtype, scale=0.0013)], opts))
     if code in ("LOGISTIC", "TANH") and dtype == "int16":  # TFLM's power-of-two input paths and a general scale
         for label, scale in (("pot_scale_shift0", 2.0 ** -12), ("pot_scale_shift1", 2.0 ** -11), ("scale_0.0003", 0.0003)):
             cases.append(Case(code, dtype, label, [t(S, dtype, scale=scale)], [out]))

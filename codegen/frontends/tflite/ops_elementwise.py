@@ -27,6 +27,9 @@ def _float_unary(ctx: OpContext) -> None:
     if ctx.code == "ABS" and type_name(ctx) == "INT8":
         lut.abs_int8(ctx)
         return
+    if ctx.code == "ABS" and type_name(ctx) == "INT16" and ctx.tensor(0).quant is not None:
+        lut.abs_int16(ctx)
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     only_types(ctx, ("FLOAT32",))
     ctx.emit(_FLOAT_UNARY[ctx.code], [ctx.input(0)])
@@ -63,6 +66,9 @@ def leaky_relu(ctx: OpContext) -> None:
     alpha = float(ctx.options("LeakyReluOptions")["Alpha"])
     if type_name(ctx) == "INT8":
         lut.leaky_relu_int8(ctx, alpha)
+        return
+    if type_name(ctx) == "INT16":
+        lut.leaky_relu_int16(ctx, alpha)
         return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     ctx.emit("LeakyRelu", [ctx.input(0)], alpha=alpha)
