@@ -62,6 +62,9 @@ def unary(code, dtype):
         cases.append(Case(code, dtype, "all_values_rescaled", [t((256,), dtype)],
                           [t((256,), dtype, scale=0.03, zero_point=5)], {"LEAKY_RELU": {"alpha": 0.3}}.get(code, {}),
                           feeds=[every]))
+    if code == "SOFTMAX" and dtype == "int16":  # long rows, a small input scale, beta != 1
+        cases.append(Case(code, dtype, "rows37_beta0.7", [t((4, 37), dtype, scale=0.0003)],
+                          [t((4, 37), dtype, scale=q[0], zero_point=0)], {"beta": 0.7}))
     if code in ("ABS", "LEAKY_RELU") and dtype == "int16":  # a rescaled output (zero points stay 0)
         cases.append(Case(code, dtype, "rescaled", [t(S, dtype)], [t(S, dtype, scale=0.0013)], opts))
     if code in ("LOGISTIC", "TANH") and dtype == "int16":  # TFLM's power-of-two input paths and a general scale
