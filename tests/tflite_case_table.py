@@ -125,8 +125,12 @@ def cast(code, dtype):
 
 @builds("SUM", "REDUCE_MAX", "REDUCE_MIN", "MEAN", "REDUCE_ALL")
 def reduce_(code, dtype):
-    return [Case(code, dtype, "axes_keep", [t(S, dtype), i32([-1, 0])], [t((1, 3, 1), dtype)], {"keep_dims": True}),
-            Case(code, dtype, "axis1", [t(S, dtype), i32([1])], [t((2, 4), dtype)], {"keep_dims": False})]
+    cases = [Case(code, dtype, "axes_keep", [t(S, dtype), i32([-1, 0])], [t((1, 3, 1), dtype)], {"keep_dims": True}),
+             Case(code, dtype, "axis1", [t(S, dtype), i32([1])], [t((2, 4), dtype)], {"keep_dims": False})]
+    if code == "MEAN" and dtype == "int16":  # a rescaled output over the spatial axes
+        cases.append(Case(code, dtype, "hw_rescaled", [t((1, 5, 6, 3), dtype), i32([1, 2])],
+                          [t((1, 3), dtype, scale=0.0007)], {"keep_dims": False}))
+    return cases
 
 
 @builds("ARG_MAX", "ARG_MIN")

@@ -27,7 +27,7 @@ REFUSED = {
     "BROADCAST_ARGS": "int32 int64", "CUMSUM": "int8",
     "DIV": "int8", "GREATER": "int16", "HARD_SWISH": "int8",
     "L2_NORMALIZATION": "int8", "LOG_SOFTMAX": "int8",
-    "MEAN": "int16", "PRELU": "int8 int16",
+    "PRELU": "int8 int16",
     "RESIZE_BILINEAR": "int8", "RSQRT": "int8", "SQUARED_DIFFERENCE": "int8 int16",
     "SUM": "int8 int16", "TRANSPOSE_CONV": "int8 int16",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "int16",
