@@ -127,6 +127,9 @@ def cast(code, dtype):
 def reduce_(code, dtype):
     cases = [Case(code, dtype, "axes_keep", [t(S, dtype), i32([-1, 0])], [t((1, 3, 1), dtype)], {"keep_dims": True}),
              Case(code, dtype, "axis1", [t(S, dtype), i32([1])], [t((2, 4), dtype)], {"keep_dims": False})]
+    if code == "SUM" and dtype in ("int8", "int16"):  # an output scale the sums fit in
+        cases.append(Case(code, dtype, "hw_rescaled", [t((1, 5, 6, 3), dtype), i32([1, 2])],
+                          [t((1, 3), dtype, scale=0.5 if dtype == "int8" else 0.05, zero_point=0)], {"keep_dims": False}))
     if code == "MEAN" and dtype == "int16":  # a rescaled output over the spatial axes
         cases.append(Case(code, dtype, "hw_rescaled", [t((1, 5, 6, 3), dtype), i32([1, 2])],
                           [t((1, 3), dtype, scale=0.0007)], {"keep_dims": False}))

@@ -102,6 +102,11 @@ class Mean(Op):
                     raise KilnError(f"{dtype} Mean needs per-tensor quantization on '{name}'", node=node.name)
         reduce_plan(node, x.shape)
 
+    @classmethod
+    def quantized_multiplier(cls, input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
+        """TFLM's (multiplier, shift) of the quantized kernel: the mean folds 1/count in."""
+        return mean_int8_params(input_scale, output_scale, count)
+
     @staticmethod
     def _rows(node: Node, x: np.ndarray) -> tuple[np.ndarray, int]:
         """The input as [outputs, count]: reduced axes last, in row-major order."""
@@ -119,7 +124,7 @@ class Mean(Op):
             qi, qo = quant_of(g, node.inputs[0], node), quant_of(g, node.outputs[0], node)
             sums = wrap_int32(rows.astype(np.int64).sum(axis=1))
             shifted = wrap_int32(sums.astype(np.int64) - qi.zp * count)
-            multiplier, shift = mean_int8_params(qi.s, qo.s, count)
+            multiplier, shift = cls.quantized_multiplier(qi.s, qo.s, count)
             out = multiply_by_quantized_multiplier(shifted, multiplier, shift).astype(np.int64) + qo.zp
             info = np.iinfo(x.dtype)
             return [np.clip(out, info.min, info.max).astype(x.dtype).reshape(out_shape)]
@@ -141,7 +146,7 @@ class Mean(Op):
             ctx.request(KernelRequest("mean_f32", node, params, (ctx.tensor(x), ctx.tensor(out))))
             return
         qi, qo = quant_of(g, x, node), quant_of(g, out, node)
-        multiplier, shift = mean_int8_params(qi.s, qo.s, count)
+        multiplier, shift = cls.quantized_multiplier(qi.s, qo.s, count)
         params.update(zp_times_count=int(wrap_int32(qi.zp * count)), multiplier=multiplier,
                       shift=shift, output_zero_point=qo.zp)
         kernel = "mean_s16" if g.values[x].dtype == "int16" else "mean_s8"

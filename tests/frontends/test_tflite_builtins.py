@@ -29,7 +29,7 @@ REFUSED = {
     "L2_NORMALIZATION": "int8", "LOG_SOFTMAX": "int8",
     "PRELU": "int8 int16",
     "RESIZE_BILINEAR": "int8", "RSQRT": "int8", "SQUARED_DIFFERENCE": "int8 int16",
-    "SUM": "int8 int16", "TRANSPOSE_CONV": "int8 int16",
+    "TRANSPOSE_CONV": "int8 int16",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "int16",
 }
 
