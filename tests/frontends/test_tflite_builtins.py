@@ -23,14 +23,10 @@ from tflite_cases import run_case, run_together
 
 # builtin -> the types Kiln refuses (a reason per pair in bench/TFLITE_CONFORMANCE.md).
 REFUSED = {
-    "ADD_N": "int8", "BATCH_MATMUL": "int8 int16",
-    "BROADCAST_ARGS": "int32 int64", "CUMSUM": "int8",
-    "DIV": "int8", "GREATER": "int16", "HARD_SWISH": "int8",
-    "L2_NORMALIZATION": "int8", "LOG_SOFTMAX": "int8",
-    "PRELU": "int8 int16",
-    "RESIZE_BILINEAR": "int8", "RSQRT": "int8", "SQUARED_DIFFERENCE": "int8 int16",
-    "TRANSPOSE_CONV": "int8 int16",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": "int16",
+    "ADD_N": "int8", "BATCH_MATMUL": "int8 int16", "BROADCAST_ARGS": "int32 int64", "CUMSUM": "int8",
+    "DIV": "int8", "GREATER": "int16", "HARD_SWISH": "int8", "L2_NORMALIZATION": "int8", "LOG_SOFTMAX": "int8",
+    "PRELU": "int8 int16", "RESIZE_BILINEAR": "int8", "RSQRT": "int8", "SQUARED_DIFFERENCE": "int8 int16",
+    "TRANSPOSE_CONV": "int8 int16", "UNIDIRECTIONAL_SEQUENCE_LSTM": "int16",
 }
 
 
