@@ -160,7 +160,7 @@ def transpose_conv(ctx: OpContext) -> None:
     """Inputs (output_shape, weights [O, KH, KW, I], input, bias?). TFLite places input pixel
     y at y * stride - pad_top and drops what falls outside the output: a ConvTranspose2D
     whose full output is cropped by pad_top / pad_left in front and the rest behind."""
-    refuse_quantized(ctx, "TFLite Micro's int8 TRANSPOSE_CONV needs a kernel (Kiln's ConvTranspose2D is float)", k=2)
+    refuse_quantized(ctx, "TFLite Micro's quantized TRANSPOSE_CONV needs a kernel (Kiln's ConvTranspose2D is float)", k=2)
     only_types(ctx, ("FLOAT32",), k=2)
     o = ctx.options("TransposeConvOptions")
     out_shape = ints(ctx, 0, "output_shape")
