@@ -51,6 +51,12 @@ static inline int32_t kiln_asr_s32(int32_t x, int n)
     return (x >= 0) ? (int32_t)(x >> n) : (int32_t)~(~x >> n);
 }
 
+/* Arithmetic (flooring) right shift of an int64_t, 0 <= n <= 63. */
+static inline int64_t kiln_asr_s64(int64_t x, int n)
+{
+    return (x >= 0) ? (int64_t)(x >> n) : (int64_t)~(~x >> n);
+}
+
 /* min(max(x, lo), hi). */
 static inline int32_t kiln_clamp_s32(int32_t x, int32_t lo, int32_t hi)
 {
@@ -166,6 +172,29 @@ static inline int kiln_clz_u32(uint32_t x)
 static inline int32_t kiln_rounding_avg_s32(int32_t acc, int32_t count)
 {
     return (acc > 0) ? (acc + count / 2) / count : (acc - count / 2) / count;
+}
+
+/* TFLM MultiplyByQuantizedMultiplier(int64_t x, ...), the int16 (16x8) kernels' output
+ * stage: the multiplier rounded to 15 bits (0x7FFF at most), one product and one rounding
+ * right shift by 15 - shift (-31 <= shift <= 7). |x| < 2^47 (checked by the compiler), so
+ * the product fits int64_t; the int32 result is taken modulo 2^32 as TFLM's cast. */
+static inline int32_t kiln_mbqm_s64(int64_t x, int32_t multiplier, int shift)
+{
+    const int64_t reduced = (multiplier < 0x7FFF0000L) ? (((int64_t)multiplier + 32768) >> 16) : 0x7FFF;
+    const int total = 15 - shift;
+    const int64_t r = kiln_asr_s64(x * reduced + ((int64_t)1 << (total - 1)), total);
+    return kiln_s32_from_u32((uint32_t)(uint64_t)r);
+}
+
+/* Requantize an int64 accumulator to int16 (the tail of TFLM's 16x8 conv / depthwise / FC
+ * kernels): kiln_mbqm_s64, plus the output zero point, clamped to the fused activation. */
+static inline int16_t kiln_requant_s16(int64_t acc, int32_t multiplier, int shift,
+                                       int32_t output_zero_point, int32_t act_min,
+                                       int32_t act_max)
+{
+    const int32_t scaled = kiln_mbqm_s64(acc, multiplier, shift);
+    return (int16_t)kiln_clamp_s32(kiln_add_wrap_s32(scaled, output_zero_point), act_min,
+                                   act_max);
 }
 
 #endif /* KILN_FIXEDPOINT_H */

@@ -62,6 +62,14 @@ def unary(code, dtype):
         cases.append(Case(code, dtype, "all_values_rescaled", [t((256,), dtype)],
                           [t((256,), dtype, scale=0.03, zero_point=5)], {"LEAKY_RELU": {"alpha": 0.3}}.get(code, {}),
                           feeds=[every]))
+    if code == "SOFTMAX" and dtype == "int16":  # long rows, a small input scale, beta != 1
+        cases.append(Case(code, dtype, "rows37_beta0.7", [t((4, 37), dtype, scale=0.0003)],
+                          [t((4, 37), dtype, scale=q[0], zero_point=0)], {"beta": 0.7}))
+    if code in ("ABS", "LEAKY_RELU") and dtype == "int16":  # a rescaled output (zero points stay 0)
+        cases.append(Case(code, dtype, "rescaled", [t(S, dtype)], [t(S, dtype, scale=0.0013)], opts))
+    if code in ("LOGISTIC", "TANH") and dtype == "int16":  # TFLM's power-of-two input paths and a general scale
+        for label, scale in (("pot_scale_shift0", 2.0 ** -12), ("pot_scale_shift1", 2.0 ** -11), ("scale_0.0003", 0.0003)):
+            cases.append(Case(code, dtype, label, [t(S, dtype, scale=scale)], [out]))
     if code == "ROUND" and dtype == "float32":  # halves round to even
         x = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 0.49999997]], np.float32)
         cases.append(Case(code, dtype, "halves", [t(x.shape)], [t(x.shape)], feeds=[x]))
@@ -87,6 +95,10 @@ def binary(code, dtype):
     if code in ("ADD", "MUL", "DIV") and dtype == "float32":
         cases.append(Case(code, dtype, "relu6", [t(S, dtype), t(S, dtype)], [t(S, dtype)],
                           {"fused_activation_function": "RELU6"}, domain=domain))
+    if code in ("ADD", "SUB", "MUL") and dtype == "int16":  # other scales, a fused clamp, same shapes
+        scales = (0.003, 0.0005, 0.004) if code != "MUL" else (0.004, 0.002, 0.5)
+        cases.append(Case(code, dtype, "scales_relu_no_broadcast", [t(S, dtype, scale=scales[0]), t(S, dtype, scale=scales[1])],
+                          [t(S, dtype, scale=scales[2])], {"fused_activation_function": "RELU"}))
     return cases
 
 
@@ -113,8 +125,15 @@ def cast(code, dtype):
 
 @builds("SUM", "REDUCE_MAX", "REDUCE_MIN", "MEAN", "REDUCE_ALL")
 def reduce_(code, dtype):
-    return [Case(code, dtype, "axes_keep", [t(S, dtype), i32([-1, 0])], [t((1, 3, 1), dtype)], {"keep_dims": True}),
-            Case(code, dtype, "axis1", [t(S, dtype), i32([1])], [t((2, 4), dtype)], {"keep_dims": False})]
+    cases = [Case(code, dtype, "axes_keep", [t(S, dtype), i32([-1, 0])], [t((1, 3, 1), dtype)], {"keep_dims": True}),
+             Case(code, dtype, "axis1", [t(S, dtype), i32([1])], [t((2, 4), dtype)], {"keep_dims": False})]
+    if code == "SUM" and dtype in ("int8", "int16"):  # an output scale the sums fit in
+        cases.append(Case(code, dtype, "hw_rescaled", [t((1, 5, 6, 3), dtype), i32([1, 2])],
+                          [t((1, 3), dtype, scale=0.5 if dtype == "int8" else 0.05, zero_point=0)], {"keep_dims": False}))
+    if code == "MEAN" and dtype == "int16":  # a rescaled output over the spatial axes
+        cases.append(Case(code, dtype, "hw_rescaled", [t((1, 5, 6, 3), dtype), i32([1, 2])],
+                          [t((1, 3), dtype, scale=0.0007)], {"keep_dims": False}))
+    return cases
 
 
 @builds("ARG_MAX", "ARG_MIN")
@@ -342,13 +361,35 @@ def conv(code, dtype):
     if code == "DEPTHWISE_CONV_2D":
         opts["depth_multiplier"] = 2
     out = t((1, 3, 4, c), dtype, scale=0.1) if dtype != "float32" else t((1, 3, 4, c))
-    return [Case(code, dtype, "same_s2_relu", [t((1, 5, 7, 2), dtype), w, _bias(c, dtype)], [out], opts)]
+    cases = [Case(code, dtype, "same_s2_relu", [t((1, 5, 7, 2), dtype), w, _bias(c, dtype)], [out], opts)]
+    if dtype == "int16":  # 16x8: per-channel weights, dilation, no bias
+        cases.append(_conv_16x8_valid(code, c))
+    return cases
+
+
+def _conv_16x8_valid(code, c):
+    """VALID dilated 16x8 convolution with per-channel weight scales; CONV_2D without a
+    bias (TFLite Micro's int16 DEPTHWISE_CONV_2D crashes without one)."""
+    shape = (c, 3, 3, 2) if code == "CONV_2D" else (1, 3, 3, c)
+    axis = 0 if code == "CONV_2D" else 3
+    w = const(_weights(shape, "int8"), "int8", scale=list(RNG.uniform(0.002, 0.02, c)), quantized_dimension=axis)
+    opts = {**_conv_opts("VALID", 1), "dilation_w_factor": 2, "dilation_h_factor": 1}
+    if code == "DEPTHWISE_CONV_2D":
+        opts["depth_multiplier"] = 2
+    bias = None if code == "CONV_2D" else _bias(c, "int16", 0.01)
+    return Case(code, "int16", "valid_dilated_per_channel" + ("_nobias" if bias is None else ""),
+                [t((1, 5, 7, 2), "int16", scale=0.004), w, bias], [t((1, 3, 3, c), "int16", scale=0.05)], opts)
 
 
 @builds("FULLY_CONNECTED")
 def fully_connected(code, dtype):
     out = t((2, 3), dtype, scale=0.1) if dtype != "float32" else t((2, 3))
-    return [Case(code, dtype, "bias", [t((2, 5), dtype), _filter((3, 5), dtype), _bias(3, dtype)], [out])]
+    cases = [Case(code, dtype, "bias", [t((2, 5), dtype), _filter((3, 5), dtype), _bias(3, dtype)], [out])]
+    if dtype == "int16":  # per-channel weights, no bias, fused RELU, rows kept as [2, 3, K]
+        w = const(_weights((4, 6), "int8"), "int8", scale=list(RNG.uniform(0.002, 0.02, 4)))
+        cases.append(Case(code, dtype, "per_channel_nobias_keep_dims", [t((2, 3, 6), dtype), w, None],
+                          [t((2, 3, 4), dtype, scale=0.01)], {"fused_activation_function": "RELU", "keep_num_dims": True}))
+    return cases
 
 
 @builds("BATCH_MATMUL")
@@ -359,14 +400,24 @@ def batch_matmul(code, dtype):
 @builds("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D")
 def pool(code, dtype):
     opts = {"padding": "SAME", "stride_w": 2, "stride_h": 2, "filter_width": 3, "filter_height": 3}
-    return [Case(code, dtype, "same_3x3_s2", [t((1, 5, 7, 2), dtype)], [t((1, 3, 4, 2), dtype)], opts)]
+    cases = [Case(code, dtype, "same_3x3_s2", [t((1, 5, 7, 2), dtype)], [t((1, 3, 4, 2), dtype)], opts)]
+    if dtype == "int16" and code != "L2_POOL_2D":  # the fused clamp in int16 units (6 / 0.002)
+        relu6 = {**opts, "padding": "VALID", "filter_width": 2, "filter_height": 2, "fused_activation_function": "RELU6"}
+        cases.append(Case(code, dtype, "valid_2x2_s2_relu6", [t((1, 5, 7, 2), dtype)], [t((1, 2, 3, 2), dtype)], relu6))
+    return cases
 
 
 @builds("QUANTIZE")
 def quantize(code, dtype):
     out = "int16" if dtype == "int8" else "int8"
     out_spec = t(S, out, scale=0.03, zero_point=0 if out == "int16" else 5)
-    return [Case(code, dtype, f"to_{out}", [t(S, dtype)], [out_spec])]
+    cases = [Case(code, dtype, f"to_{out}", [t(S, dtype)], [out_spec])]
+    # The other integer pairs TFLite Micro requantizes (output quantization: scale, zero point).
+    more = {"int8": {"uint8": (0.05, 125), "int32": (0.001, 7)},
+            "int16": {"int16": (0.0007, 0), "int32": (0.0003, -2), "int8": (0.5, -4)}}.get(dtype, {})
+    for to, (scale, zp) in more.items():
+        cases.append(Case(code, dtype, f"to_{to}_rescaled", [t(S, dtype)], [t(S, to, scale=scale, zero_point=zp)]))
+    return cases
 
 
 @builds("DEQUANTIZE")

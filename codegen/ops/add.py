@@ -16,14 +16,14 @@ from codegen.quant import add_int8, add_sub_params
 @register
 class Add(BinaryOp):
     name = "Add"
-    kernels = ("add_f32", "add_bcast_s8", *kernel_names("add", INTEGER_DTYPES))
+    kernels = ("add_f32", "add_bcast_s8", "add_bcast_s16", *kernel_names("add", INTEGER_DTYPES))
     numpy_fn = staticmethod(np.add)
     kernel_stem = "add"
 
     @classmethod
-    def quant_params(cls, node, scales, zps):
+    def quant_params(cls, node, scales, zps, dtype="int8"):
         return add_sub_params("add", scales[0], zps[0], scales[1], zps[1], scales[2], zps[2],
-                              node.attrs["activation"])
+                              node.attrs["activation"], dtype)
 
     int8_fn = staticmethod(add_int8)
     c_params = staticmethod(add_sub_c_params)

@@ -2,7 +2,7 @@
 
 TFLite AVERAGE_POOL_2D and ONNX AveragePool with count_include_pad=0 (the ONNX frontend
 wraps the NCHW op in transposes). float32 sums the window row by row and divides by the
-count of inside positions; int8 is TFLM reference_integer_ops::AveragePool: an int32 window
+count of inside positions; int8 and int16 are TFLM reference_integer_ops::AveragePool: an int32 window
 sum, divided by the count rounding half away from zero, clamped to the fused activation,
 with the output quantized like the input.
 """
@@ -18,7 +18,7 @@ from codegen.quant import rounding_average
 @register
 class AveragePool2D(Pool2D):
     name = "AveragePool2D"
-    kernels = ("average_pool2d_f32", "average_pool2d_s8")
+    kernels = ("average_pool2d_f32", "average_pool2d_s8", "average_pool2d_s16")
     kernel_stem = "average_pool2d"
     s8_headers = ("kiln_fixedpoint.h",)
 
@@ -27,12 +27,12 @@ class AveragePool2D(Pool2D):
         (x,) = args
         values, masks = pool_windows(x, node, 0)
         count = np.sum(np.broadcast_arrays(*masks), axis=0, dtype=np.int64)
-        if x.dtype == np.int8:
+        if x.dtype in (np.int8, np.int16):
             acc = np.zeros(values[0].shape, np.int64)
             for v, m in zip(values, masks):
                 acc += np.where(m, v.astype(np.int64), 0)
             lo, hi = cls.int8_activation_range(node, g)
-            return [np.clip(rounding_average(acc, count), lo, hi).astype(np.int8)]
+            return [np.clip(rounding_average(acc, count), lo, hi).astype(x.dtype)]
         total = np.zeros(values[0].shape, np.float32)
         for v, m in zip(values, masks):  # one window position at a time, as the C kernel adds
             total = np.where(m, total + v, total).astype(np.float32)

@@ -2,7 +2,7 @@
 
 float32: one loop over up to four coalesced dimensions with per-input strides.
 Plain integers (no quantization parameters): wrapping arithmetic, one kernel per dtype.
-int8 with quantization: TFLite's fixed-point arithmetic (codegen.quant), inputs and output per-tensor quantized;
+int8 and int16 with quantization: TFLite's fixed-point arithmetic (codegen.quant), inputs and output per-tensor quantized;
 the same broadcasting loop calls the per-element function of runtime_c/kiln_quant.h with the
 constants TFLM's Prepare would compute. TFLM's broadcasting kernels apply the same function to
 every element, so walking the broadcast differently does not change a single bit.
@@ -23,6 +23,9 @@ from codegen.ops.common import (apply_float_activation, broadcast_plan, broadcas
                                 check_activation, float_activation, quant_of, require_dtypes)
 from codegen.ops.registry import Op, OpKind
 
+# The quantized types with TFLite's fixed-point Add / Sub / Mul, and their zero-point ranges.
+QUANTIZED_RANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
+
 
 class BinaryOp(Op):
     kind = OpKind.BROADCAST
@@ -42,8 +45,8 @@ class BinaryOp(Op):
 
     @classmethod
     def is_quantized(cls, node: Node, g: Graph) -> bool:
-        """int8 with quantization parameters (TFLite's arithmetic), not a plain integer tensor."""
-        return g.values[node.inputs[0]].dtype == "int8" and any(
+        """int8 or int16 with quantization parameters (TFLite's arithmetic), not a plain integer tensor."""
+        return g.values[node.inputs[0]].dtype in QUANTIZED_RANGE and any(
             g.values[n].quant is not None for n in (*node.inputs, node.outputs[0]))
 
     @classmethod
@@ -57,15 +60,18 @@ class BinaryOp(Op):
 
     @classmethod
     def check_int8(cls, node: Node, g: Graph) -> None:
-        """Every tensor per-tensor quantized with an int8 zero point; TFLM accepts the scales."""
+        """Every tensor per-tensor quantized with a zero point of its type (0 for an int16 Mul,
+        as TFLM's Prepare requires); TFLM accepts the scales."""
+        dtype = g.values[node.inputs[0]].dtype
+        lo, hi = (0, 0) if dtype == "int16" and cls.kernel_stem == "mul" else QUANTIZED_RANGE[dtype]
         for name in (*node.inputs, node.outputs[0]):
             q = quant_of(g, name, node)
             if q.per_channel:
-                raise KilnError(f"int8 {node.op} needs per-tensor quantization of '{name}'",
+                raise KilnError(f"{dtype} {node.op} needs per-tensor quantization of '{name}'",
                                 node=node.name)
-            if not -128 <= q.zp <= 127:
-                raise KilnError(f"zero point {q.zp} of '{name}' is outside the int8 range",
-                                node=node.name)
+            if not lo <= q.zp <= hi:
+                raise KilnError(f"zero point {q.zp} of '{name}' is outside [{lo}, {hi}], what {dtype} "
+                                f"{node.op} accepts", node=node.name)
         cls.int8_params(node, g)
 
     # -- int8: the per-op parts --------------------------------------------------------------
@@ -89,7 +95,7 @@ class BinaryOp(Op):
     def int8_params(cls, node: Node, g: Graph) -> Any:
         qs = [quant_of(g, name, node) for name in (*node.inputs, node.outputs[0])]
         try:
-            return cls.quant_params(node, [q.s for q in qs], [q.zp for q in qs])
+            return cls.quant_params(node, [q.s for q in qs], [q.zp for q in qs], g.values[node.outputs[0]].dtype)
         except KilnError as err:
             err.node = err.node or node.name
             raise
@@ -108,7 +114,7 @@ class BinaryOp(Op):
     @classmethod
     def reference_int8(cls, node: Node, a: np.ndarray, b: np.ndarray, g: Graph) -> np.ndarray:
         out = cls.int8_fn(a, b, cls.int8_params(node, g))
-        return np.broadcast_to(out, g.values[node.outputs[0]].shape).astype(np.int8)
+        return np.broadcast_to(out, g.values[node.outputs[0]].shape).astype(a.dtype)
 
     @classmethod
     def loop_params(cls, node: Node, ctx: Lowering) -> dict:
@@ -134,9 +140,10 @@ class BinaryOp(Op):
 
     @classmethod
     def lower_int8(cls, node: Node, ctx: Lowering) -> None:
-        """One `<stem>_bcast_s8` call; the constants fill its nested `q` struct."""
+        """One `<stem>_bcast_s8` (or `_s16`) call; the constants fill its nested `q` struct."""
         params = {**cls.loop_params(node, ctx), "q": cls.c_params(cls.int8_params(node, ctx.g))}
-        ctx.request(KernelRequest(f"{cls.kernel_stem}_bcast_s8", node, params, headers=("kiln_quant.h",),
+        suffix = "s16" if ctx.g.values[node.inputs[0]].dtype == "int16" else "s8"
+        ctx.request(KernelRequest(f"{cls.kernel_stem}_bcast_{suffix}", node, params, headers=("kiln_quant.h",),
                                   elementwise=True))
 
 

@@ -1,7 +1,8 @@
 """Conv2D: 2-D convolution over an NHWC input with OHWI weights and an optional bias.
 
-ONNX Conv (after the frontend's NCHW -> NHWC transposes) and TFLite CONV_2D. float32 and
-int8 (TFLM's reference_integer_ops::ConvPerChannel, bit-exact: see codegen/quant/linear.py).
+ONNX Conv (after the frontend's NCHW -> NHWC transposes) and TFLite CONV_2D. float32, int8
+and int16 with int8 weights (TFLM's reference_integer_ops::ConvPerChannel, bit-exact: see
+codegen/quant/linear.py).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from codegen.ir.graph import Graph, Node
 from codegen.ir.types import Value
 from codegen.ops.common import apply_float_activation, check_activation, float_activation, require_dtypes
 from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
-from codegen.ops.int8_linear import check_int8_accumulator, check_int8_linear
+from codegen.ops.int8_linear import check_int8_accumulator, check_int8_linear, check_int16_linear
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.request import KernelRequest
-from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize
+from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize, requantize_s16
 
 
 def ohwi_geometry(node: Node, x_shape, w_shape) -> ConvGeometry:
@@ -75,7 +76,7 @@ class Conv2D(Op):
     kind = OpKind.OUT_ELEMWISE_FUSABLE
     attributes = {"strides": (1, 1), "dilations": (1, 1), "pads": (0, 0, 0, 0), "activation": "none"}
     arity = (2, 3)
-    kernels = ("conv2d_f32", "conv2d_s8")
+    kernels = ("conv2d_f32", "conv2d_s8", "conv2d_s16")
 
     @classmethod
     def infer(cls, node, ins):
@@ -83,10 +84,14 @@ class Conv2D(Op):
 
     @classmethod
     def check(cls, node: Node, g: Graph) -> None:
-        if require_dtypes(node, g, ("float32", "int8")) == "float32":
+        kind = require_dtypes(node, g, ("float32", "int8", "int16"))
+        if kind == "float32":
             check_float_linear(node, g)
             return
         w = g.values[node.inputs[1]]
+        if kind == "int16":
+            check_int16_linear(node, g, 0, w.shape[0], w.data.reshape(w.shape[0], -1))
+            return
         check_int8_linear(node, g, weight_axis=0, channels=w.shape[0])
         check_int8_accumulator(node, g, w.data.reshape(w.shape[0], -1), w.shape[0])
 
@@ -105,6 +110,9 @@ class Conv2D(Op):
             win = windows(x.astype(np.int64) - p.input_zp, geom, 0)  # padding adds nothing
             acc = _dot(win, w) + bias_or_zero(args, channels)
             return [requantize(acc, p)]
+        if x.dtype == np.int16:  # zero points 0: TFLM's int16 kernel ignores them
+            acc = _dot(windows(x.astype(np.int64), geom, 0), w) + bias_or_zero(args, channels)
+            return [requantize_s16(acc, linear_int8_params(node, g, channels))]
         acc = np.tensordot(windows(x.astype(np.float64), geom, 0.0), w.astype(np.float64),
                            axes=([3, 4, 5], [1, 2, 3]))
         return [float_linear_result(acc, args, node)]
@@ -121,18 +129,18 @@ class Conv2D(Op):
 
 def linear_request(node: Node, kind: str, dtype: str, fields: dict) -> KernelRequest:
     """The request of a linear op (conv2d, depthwise_conv2d, fully_connected): float32 with the
-    fused activation's clamp, or int8 (its quantization read from the graph by the kernel)."""
+    fused activation's clamp, or int8 / int16 (its quantization read from the graph by the kernel)."""
     if dtype == "float32":
         lo, hi = float_activation(node)
         return KernelRequest(f"{kind}_f32", node, {**fields, "act_min": lo, "act_max": hi})
-    return KernelRequest(f"{kind}_s8", node, fields)
+    return KernelRequest(f"{kind}_{'s16' if dtype == 'int16' else 's8'}", node, fields)
 
 
 def _dot(win: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Exact int64 sum over (KH, KW, C) of int windows [N,OH,OW,KH,KW,C] times OHWI weights.
 
     Computed in float64, which is exact here: every product and partial sum is an integer
-    far below 2**53 (at most 255 * 128 per tap).
+    far below 2**53 (at most 255 * 128 per tap for int8, 32768 * 128 for int16).
     """
     acc = np.tensordot(win.astype(np.float64), w.astype(np.float64), axes=([3, 4, 5], [1, 2, 3]))
     return np.rint(acc).astype(np.int64)

@@ -14,9 +14,9 @@ from codegen.ir.graph import Graph, Node
 from codegen.ops.common import require_dtypes
 from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_linear_result, linear_request
 from codegen.ops.conv_geometry import ConvGeometry, conv_geometry, windows
-from codegen.ops.int8_linear import check_int8_accumulator, check_int8_linear
+from codegen.ops.int8_linear import check_int8_accumulator, check_int8_linear, check_int16_linear
 from codegen.ops.registry import Op, OpKind, register
-from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize
+from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize, requantize_s16
 
 
 def _geometry(node: Node, x_shape, w_shape) -> ConvGeometry:
@@ -41,7 +41,7 @@ class DepthwiseConv2D(Op):
     attributes = {"strides": (1, 1), "dilations": (1, 1), "pads": (0, 0, 0, 0),
                   "depth_multiplier": 1, "activation": "none"}
     arity = (2, 3)
-    kernels = ("depthwise_conv2d_f32", "depthwise_conv2d_s8")
+    kernels = ("depthwise_conv2d_f32", "depthwise_conv2d_s8", "depthwise_conv2d_s16")
 
     @classmethod
     def infer(cls, node, ins):
@@ -60,10 +60,14 @@ class DepthwiseConv2D(Op):
 
     @classmethod
     def check(cls, node: Node, g: Graph) -> None:
-        if require_dtypes(node, g, ("float32", "int8")) == "float32":
+        kind = require_dtypes(node, g, ("float32", "int8", "int16"))
+        if kind == "float32":
             check_float_linear(node, g)
             return
         w = g.values[node.inputs[1]]
+        if kind == "int16":
+            check_int16_linear(node, g, 3, w.shape[3], _weight_rows(w.data))
+            return
         check_int8_linear(node, g, weight_axis=3, channels=w.shape[3])
         check_int8_accumulator(node, g, _weight_rows(w.data), w.shape[3])
 
@@ -82,6 +86,9 @@ class DepthwiseConv2D(Op):
             win = windows(x.astype(np.int64) - p.input_zp, geom, 0)  # padding adds nothing
             acc = _depthwise_sum(win, w.astype(np.int64), mult) + bias_or_zero(args, channels)
             return [requantize(acc, p)]
+        if x.dtype == np.int16:  # zero points 0: TFLM's int16 kernel ignores them
+            acc = _depthwise_sum(windows(x.astype(np.int64), geom, 0), w.astype(np.int64), mult)
+            return [requantize_s16(acc + bias_or_zero(args, channels), linear_int8_params(node, g, channels))]
         acc = _depthwise_sum(windows(x.astype(np.float64), geom, 0.0), w.astype(np.float64), mult)
         return [float_linear_result(acc, args, node)]
 

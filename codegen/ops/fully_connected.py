@@ -2,8 +2,9 @@
 
 x[..,K] is read as rows of K elements, weights are [O,K], the optional bias [O]. Output
 [size/K, O], or x.shape[:-1] + [O] with keep_dims (TFLite FULLY_CONNECTED; ONNX Gemm with
-transB and a constant B). float32 and int8 (TFLM's reference_integer_ops::FullyConnected,
-per-tensor or per-channel weights, bit-exact: see codegen/quant/linear.py).
+transB and a constant B). float32, int8 and int16 with int8 weights (TFLM's
+reference_integer_ops::FullyConnected, per-tensor or per-channel weights, bit-exact: see
+codegen/quant/linear.py).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
 from codegen.ops.common import require_dtypes
 from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_linear_result, linear_request
-from codegen.ops.int8_linear import check_int8_accumulator, check_int8_linear
+from codegen.ops.int8_linear import check_int8_accumulator, check_int8_linear, check_int16_linear
 from codegen.ops.registry import Op, OpKind, register
-from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize
+from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize, requantize_s16
 
 
 @register
@@ -25,7 +26,7 @@ class FullyConnected(Op):
     kind = OpKind.OUT_ELEMWISE_FUSABLE
     attributes = {"activation": "none", "keep_dims": False}
     arity = (2, 3)
-    kernels = ("fully_connected_f32", "fully_connected_s8")
+    kernels = ("fully_connected_f32", "fully_connected_s8", "fully_connected_s16")
 
     @classmethod
     def infer(cls, node, ins):
@@ -48,10 +49,14 @@ class FullyConnected(Op):
 
     @classmethod
     def check(cls, node: Node, g: Graph) -> None:
-        if require_dtypes(node, g, ("float32", "int8")) == "float32":
+        kind = require_dtypes(node, g, ("float32", "int8", "int16"))
+        if kind == "float32":
             check_float_linear(node, g)
             return
         w = g.values[node.inputs[1]]
+        if kind == "int16":
+            check_int16_linear(node, g, 0, w.shape[0], w.data)
+            return
         check_int8_linear(node, g, weight_axis=0, channels=w.shape[0])
         check_int8_accumulator(node, g, w.data, w.shape[0])
 
@@ -70,6 +75,10 @@ class FullyConnected(Op):
             # Exact in float64: products are at most 255 * 128 and sums stay far below 2**53.
             acc = np.rint(rows @ w.astype(np.float64).T).astype(np.int64) + bias_or_zero(args, out_c)
             return [requantize(acc, p).reshape(out_shape)]
+        if x.dtype == np.int16:  # exact in float64 too: products at most 32768 * 128
+            acc = np.rint(x.reshape(-1, k).astype(np.float64) @ w.astype(np.float64).T).astype(np.int64)
+            p = linear_int8_params(node, g, out_c, fc_per_tensor=True)
+            return [requantize_s16(acc + bias_or_zero(args, out_c), p).reshape(out_shape)]
         acc = x.reshape(-1, k).astype(np.float64) @ w.astype(np.float64).T
         return [float_linear_result(acc, args, node).reshape(out_shape)]
 

@@ -4,7 +4,7 @@ Empty `axes` reduces every axis (ONNX's default). Each output element sums its i
 row-major order of the reduced indices, as TFLM's reference Reduce walks them.
 
 float32: the sum divided by the element count (TFLM reference_ops::Mean).
-int8: TFLM's QuantizedMeanOrSum, whatever the input and output quantization: an int32 sum
+int8 and int16: TFLM's QuantizedMeanOrSum, whatever the input and output quantization: an int32 sum
 of the raw inputs, minus zero_point * count, rescaled by QuantizeMultiplier(s_in / s_out)
 with 1/count folded into the multiplier (multiplier * 2**shift / count, shift =
 floor(log2(count)) capped), plus the output zero point, saturated.
@@ -80,7 +80,7 @@ class Mean(Op):
     kind = OpKind.REDUCTION
     attributes = {"axes": (), "keepdims": True}
     arity = (1, 1)
-    kernels = ("mean_f32", "mean_s8")
+    kernels = ("mean_f32", "mean_s8", "mean_s16")
 
     @classmethod
     def infer(cls, node, ins):
@@ -95,11 +95,17 @@ class Mean(Op):
     @classmethod
     def check(cls, node: Node, g: Graph) -> None:
         x = g.values[node.inputs[0]]
-        if require_dtypes(node, g, ("float32", "int8")) == "int8":
+        dtype = require_dtypes(node, g, ("float32", "int8", "int16"))
+        if dtype != "float32":
             for name in (node.inputs[0], node.outputs[0]):
                 if quant_of(g, name, node).per_channel:
-                    raise KilnError(f"int8 Mean needs per-tensor quantization on '{name}'", node=node.name)
+                    raise KilnError(f"{dtype} Mean needs per-tensor quantization on '{name}'", node=node.name)
         reduce_plan(node, x.shape)
+
+    @classmethod
+    def quantized_multiplier(cls, input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
+        """TFLM's (multiplier, shift) of the quantized kernel: the mean folds 1/count in."""
+        return mean_int8_params(input_scale, output_scale, count)
 
     @staticmethod
     def _rows(node: Node, x: np.ndarray) -> tuple[np.ndarray, int]:
@@ -114,13 +120,14 @@ class Mean(Op):
         (x,) = args
         out_shape = g.values[node.outputs[0]].shape
         rows, count = cls._rows(node, x)
-        if x.dtype == np.int8:
+        if x.dtype in (np.int8, np.int16):
             qi, qo = quant_of(g, node.inputs[0], node), quant_of(g, node.outputs[0], node)
             sums = wrap_int32(rows.astype(np.int64).sum(axis=1))
             shifted = wrap_int32(sums.astype(np.int64) - qi.zp * count)
-            multiplier, shift = mean_int8_params(qi.s, qo.s, count)
+            multiplier, shift = cls.quantized_multiplier(qi.s, qo.s, count)
             out = multiply_by_quantized_multiplier(shifted, multiplier, shift).astype(np.int64) + qo.zp
-            return [np.clip(out, -128, 127).astype(np.int8).reshape(out_shape)]
+            info = np.iinfo(x.dtype)
+            return [np.clip(out, info.min, info.max).astype(x.dtype).reshape(out_shape)]
         acc = np.zeros(rows.shape[0], np.float32)
         for k in range(count):  # sequential float32 sums, in the order the C kernel adds
             acc = (acc + rows[:, k]).astype(np.float32)
@@ -139,7 +146,8 @@ class Mean(Op):
             ctx.request(KernelRequest("mean_f32", node, params, (ctx.tensor(x), ctx.tensor(out))))
             return
         qi, qo = quant_of(g, x, node), quant_of(g, out, node)
-        multiplier, shift = mean_int8_params(qi.s, qo.s, count)
+        multiplier, shift = cls.quantized_multiplier(qi.s, qo.s, count)
         params.update(zp_times_count=int(wrap_int32(qi.zp * count)), multiplier=multiplier,
                       shift=shift, output_zero_point=qo.zp)
-        ctx.request(KernelRequest("mean_s8", node, params, (ctx.tensor(x), ctx.tensor(out)), ("kiln_fixedpoint.h",)))
+        kernel = "mean_s16" if g.values[x].dtype == "int16" else "mean_s8"
+        ctx.request(KernelRequest(kernel, node, params, (ctx.tensor(x), ctx.tensor(out)), ("kiln_fixedpoint.h",)))

@@ -16,14 +16,14 @@ from codegen.quant import mul_int8, mul_params
 @register
 class Mul(BinaryOp):
     name = "Mul"
-    kernels = ("mul_f32", "mul_bcast_s8", *kernel_names("mul", INTEGER_DTYPES))
+    kernels = ("mul_f32", "mul_bcast_s8", "mul_bcast_s16", *kernel_names("mul", INTEGER_DTYPES))
     numpy_fn = staticmethod(np.multiply)
     kernel_stem = "mul"
 
     @classmethod
-    def quant_params(cls, node, scales, zps):
+    def quant_params(cls, node, scales, zps, dtype="int8"):
         return mul_params(scales[0], zps[0], scales[1], zps[1], scales[2], zps[2],
-                          node.attrs["activation"])
+                          node.attrs["activation"], dtype)
 
     int8_fn = staticmethod(mul_int8)
 

@@ -4,7 +4,7 @@ Both ops slide a `kernel` window with `strides` over an input padded by `pads` (
 bottom, right); padded positions never enter a window (TFLite's pooling and ONNX's
 count_include_pad=0): windows are clipped to the input, as TFLM's reference kernels do.
 Padding must be smaller than the window, so that no window is empty (ONNX requires it).
-int8 pooling does not rescale: like TFLM, the output must carry the input's quantization.
+int8 and int16 pooling do not rescale: like TFLM, the output must carry the input's quantization.
 """
 
 from __future__ import annotations
@@ -85,19 +85,19 @@ class Pool2D(Op):
     @classmethod
     def check(cls, node: Node, g: Graph) -> None:
         check_activation(node)
-        if require_dtypes(node, g, ("float32", "int8")) == "int8":
+        if require_dtypes(node, g, ("float32", "int8", "int16")) != "float32":
             qi = quant_of(g, node.inputs[0], node)
             qo = quant_of(g, node.outputs[0], node)
             # TFLM's PoolingPrepare: same zero point, scales equal to 1e-6.
             if qi.per_channel or qo.per_channel or qi.zp != qo.zp or \
                     abs(float(np.float32(qi.s)) - float(np.float32(qo.s))) > 1e-6:
-                raise KilnError(f"int8 {node.op} needs the output quantization to equal the input's "
+                raise KilnError(f"{g.values[node.inputs[0]].dtype} {node.op} needs the output quantization to equal the input's "
                                 f"(input {qi.s!r}, {qi.zp}; output {qo.s!r}, {qo.zp})", node=node.name)
 
     @classmethod
     def int8_activation_range(cls, node: Node, g: Graph) -> tuple[int, int]:
         qo = quant_of(g, node.outputs[0], node)
-        return quantized_activation_range(check_activation(node), qo.s, qo.zp)
+        return quantized_activation_range(check_activation(node), qo.s, qo.zp, g.values[node.outputs[0]].dtype)
 
     @classmethod
     def lower(cls, node, ctx: Lowering):
@@ -111,5 +111,6 @@ class Pool2D(Op):
         else:
             lo_q, hi_q = cls.int8_activation_range(node, g)
             params.update(act_min=lo_q, act_max=hi_q)
-            kernel, headers = f"{cls.kernel_stem}_s8", cls.s8_headers
+            suffix = "s16" if g.values[x].dtype == "int16" else "s8"  # int16: TFLM's loop, int16 values
+            kernel, headers = f"{cls.kernel_stem}_{suffix}", cls.s8_headers
         ctx.request(KernelRequest(kernel, node, params, headers=headers))

@@ -9,6 +9,8 @@ int8 -> int8: TFLM's fixed-point Softmax (codegen.quant.softmax_int8 and its C m
 kiln_softmax_row_s8). The output must be quantized with scale 1/256 and zero point -128, the
 only int8 format TFLM's kernel writes. Rows along a non-last axis are gathered into a
 scratch row, computed, and scattered back.
+int16 -> int16: TFLM's SoftmaxInt16 (codegen.quant.softmax16: exp and reciprocal tables),
+along the last axis; zero points 0, output scale 1/32768.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.quant import check_softmax_output, softmax_int8, softmax_params
+from codegen.quant.softmax16 import exp_lut, one_over_one_plus_x_lut, softmax16_multiplier, softmax_int16
 
 
 def normalized_axis(node: Node, rank: int) -> int:
@@ -49,13 +52,27 @@ def _int8_params(node: Node, g: Graph):
         raise
 
 
+def _int16_params(node: Node, g: Graph) -> tuple[int, int]:
+    """SoftmaxPrepare's checks and input multiplier for int16 (last axis only, as TFLite's)."""
+    qi, qo = quant_of(g, node.inputs[0], node), quant_of(g, node.outputs[0], node)
+    x = g.values[node.inputs[0]]
+    if normalized_axis(node, len(x.shape)) != len(x.shape) - 1:
+        raise KilnError("int16 Softmax runs along the last axis only", node=node.name)
+    if qi.per_channel or qo.per_channel or qi.zp or qo.zp or g.values[node.outputs[0]].dtype != "int16":
+        raise KilnError("int16 Softmax needs int16 in and out, per-tensor, with zero points 0", node=node.name)
+    if abs(float(np.float32(qo.s)) - 1 / 32768) > 0.001 / 32768:
+        raise KilnError(f"int16 Softmax output must be quantized with scale 1/32768 (TFLM's), not {qo.s!r}",
+                        node=node.name)
+    return softmax16_multiplier(qi.s, float(node.attrs["beta"]))
+
+
 @register
 class Softmax(Op):
     name = "Softmax"
     kind = OpKind.OPAQUE
     attributes = {"axis": -1, "beta": 1.0}
     arity = (1, 1)
-    kernels = ("softmax_f32", "softmax_s8", "softmax_strided_s8")
+    kernels = ("softmax_f32", "softmax_s8", "softmax_strided_s8", "softmax_s16")
 
     @classmethod
     def infer(cls, node, ins):
@@ -67,7 +84,10 @@ class Softmax(Op):
 
     @classmethod
     def check(cls, node: Node, g: Graph) -> None:
-        if require_dtypes(node, g, ("float32", "int8")) == "int8":
+        dtype = require_dtypes(node, g, ("float32", "int8", "int16"))
+        if dtype == "int16":
+            _int16_params(node, g)
+        elif dtype == "int8":
             if g.values[node.outputs[0]].dtype != "int8":
                 raise KilnError("int8 Softmax must produce int8", node=node.name)
             _int8_params(node, g)
@@ -79,6 +99,8 @@ class Softmax(Op):
         if x.dtype == np.int8:
             rows = np.moveaxis(x, axis, -1)
             return [np.moveaxis(softmax_int8(rows, _int8_params(node, g)), -1, axis)]
+        if x.dtype == np.int16:
+            return [softmax_int16(x, *_int16_params(node, g), exp_lut(), one_over_one_plus_x_lut())]
         beta = np.float32(node.attrs["beta"])
         e = np.exp((x - x.max(axis=axis, keepdims=True)) * beta).astype(np.float32)
         return [(e / e.sum(axis=axis, keepdims=True, dtype=np.float32)).astype(np.float32)]
@@ -91,6 +113,14 @@ class Softmax(Op):
         if g.values[x].dtype == "float32":
             ctx.request(KernelRequest("softmax_f32", node, {**geo, "beta": float(node.attrs["beta"])},
                                       headers=("math.h",)))
+            return
+        if g.values[x].dtype == "int16":
+            multiplier, shift = _int16_params(node, g)
+            ctx.request(KernelRequest("softmax_s16", node, {
+                "outer": geo["outer"], "depth": geo["depth"], "input_multiplier": multiplier, "input_left_shift": shift,
+                "exp_lut": ctx.constant(node, "exp_lut", exp_lut(), "int16"),
+                "recip_lut": ctx.constant(node, "recip_lut", one_over_one_plus_x_lut(), "int16")},
+                headers=("kiln_fixedpoint.h",)))
             return
         sp = _int8_params(node, g)
         params = {**geo, "input_multiplier": sp.input_multiplier,

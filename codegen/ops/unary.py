@@ -46,6 +46,7 @@ class UnaryOp(Op):
     arity = (1, 1)
     float_kernel: ClassVar[str]
     float_headers: ClassVar[tuple[str, ...]] = ()
+    int16_kernel: ClassVar[str] = ""  # an int16 -> int16 kernel of TFLM's arithmetic, if any
 
     @classmethod
     def infer(cls, node, ins):
@@ -54,8 +55,17 @@ class UnaryOp(Op):
 
     @classmethod
     def check(cls, node: Node, g: Graph) -> None:
-        if require_dtypes(node, g, ("float32", "int8")) == "int8":
+        dtype = require_dtypes(node, g, ("float32", "int8") + (("int16",) if cls.int16_kernel else ()))
+        if dtype == "int8":
             cls.int8_fn(node, g)  # raises when TFLM has no kernel for these quantizations
+        elif dtype == "int16":
+            cls.int16_lowering(node, g)
+
+    @classmethod
+    def int16_lowering(cls, node: Node, g: Graph) -> tuple[Int8Fn, dict]:
+        """The exact int16 -> int16 function of this node and the fields of `int16_kernel`'s
+        block apart from `n` (constants as numpy arrays, registered at lowering)."""
+        raise NotImplementedError
 
     @classmethod
     def int8_fn(cls, node: Node, g: Graph) -> Int8Fn:
@@ -75,6 +85,8 @@ class UnaryOp(Op):
         (x,) = args
         if x.dtype == np.int8:
             return [np.asarray(cls.int8_fn(node, g)(x)).astype(np.int8)]
+        if x.dtype == np.int16:
+            return [np.asarray(cls.int16_lowering(node, g)[0](x)).astype(np.int16)]
         return [np.asarray(cls.reference_float(node, x)).astype(np.float32)]
 
     @classmethod
@@ -82,6 +94,12 @@ class UnaryOp(Op):
         x, out = node.inputs[0], node.outputs[0]
         if ctx.g.values[x].dtype == "int8":
             lower_lut(node, ctx, cls.int8_fn(node, ctx.g))
+            return
+        if ctx.g.values[x].dtype == "int16":
+            fields = {k: ctx.constant(node, k, v, "uint16") if isinstance(v, np.ndarray) else v
+                      for k, v in cls.int16_lowering(node, ctx.g)[1].items()}
+            ctx.request(KernelRequest(cls.int16_kernel, node, {"n": ctx.g.values[x].size, **fields},
+                                      (ctx.tensor(x), ctx.tensor(out)), ("kiln_fixedpoint.h",)))
             return
         params = {"n": ctx.g.values[x].size, **cls.float_params(node)}
         ctx.request(KernelRequest(cls.float_kernel, node, params, (ctx.tensor(x), ctx.tensor(out)),

@@ -13,6 +13,11 @@ from .fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
 from .params import AddSubParams, MulParams
 
 
+def _stored(x) -> type:
+    """int16 results for int16 inputs (16-bit Add, Sub, Mul), int8 otherwise."""
+    return np.int16 if np.asarray(x).dtype == np.int16 else np.int8
+
+
 def _common_scale(x1, x2, p: AddSubParams) -> tuple[np.ndarray, np.ndarray]:
     """Both inputs offset, shifted left by p.left_shift and rescaled to their common scale."""
     def scaled(x, offset, multiplier, shift):
@@ -28,7 +33,7 @@ def _add_sub(x1, x2, p: AddSubParams, sign: int) -> np.ndarray:
     raw = wrap_int32(a + sign * b)
     out = multiply_by_quantized_multiplier(raw, p.output_multiplier, p.output_shift)
     return clamp(out.astype(np.int64) + p.output_offset, p.activation_min,
-                 p.activation_max).astype(np.int8)
+                 p.activation_max).astype(_stored(x1))
 
 
 def add_int8(x1, x2, params: AddSubParams) -> np.ndarray:
@@ -58,7 +63,7 @@ def mul_int8(x1, x2, params: MulParams) -> np.ndarray:
             * (np.asarray(x2, dtype=np.int64) + params.input2_offset))
     out = multiply_by_quantized_multiplier(prod, params.output_multiplier, params.output_shift)
     return clamp(out.astype(np.int64) + params.output_offset, params.activation_min,
-                 params.activation_max).astype(np.int8)
+                 params.activation_max).astype(_stored(x1))
 
 
 def round_half_away_f32(v) -> np.ndarray:

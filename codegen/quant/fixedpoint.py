@@ -105,6 +105,17 @@ def multiply_by_quantized_multiplier(x, multiplier, shift) -> np.ndarray:
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, m), right)
 
 
+def multiply_by_quantized_multiplier_s64(x, multiplier, shift) -> np.ndarray:
+    """TFLM MultiplyByQuantizedMultiplier(int64 x, int32 multiplier, int shift), the int16
+    (16x8) kernels' output stage: the multiplier rounded to its top 15 bits (saturating at
+    0x7FFF), one product, one rounding shift by 15 - shift. Both TFLM builds compute it
+    alike. The result is cast to int32 as TFLM's static_cast does (wrapping)."""
+    x, m, s = np.broadcast_arrays(_i64(x), _i64(multiplier), _i64(shift))
+    reduced = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
+    total = 15 - s
+    return wrap_int32((x * reduced + (np.int64(1) << (total - 1))) >> total)
+
+
 def rounding_half_sum(a, b) -> np.ndarray:
     """gemmlowp RoundingHalfSum for int32: (a + b) / 2 rounded half away from zero."""
     s = _i64(a) + _i64(b)

@@ -23,7 +23,8 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.quant.fixedpoint import multiply_by_quantized_multiplier, wrap_int32
+from codegen.quant.fixedpoint import (multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_s64,
+                                     wrap_int32)
 from codegen.quant.params import (conv_output_multipliers, fully_connected_output_multiplier,
                                   quantized_activation_range)
 
@@ -62,7 +63,7 @@ def linear_int8_params(node: Node, g: Graph, channels: int, fc_per_tensor: bool 
     else:
         scales = np.broadcast_to(np.asarray(qw.scale, dtype=np.float64), (channels,))
         mult, shift = conv_output_multipliers(qx.s, scales, qy.s)
-    lo, hi = quantized_activation_range(node.attrs["activation"], qy.s, qy.zp)
+    lo, hi = quantized_activation_range(node.attrs["activation"], qy.s, qy.zp, g.values[node.outputs[0]].dtype)
     return LinearInt8(qx.zp, qy.zp, lo, hi, np.asarray(mult, np.int32), np.asarray(shift, np.int32))
 
 
@@ -74,6 +75,13 @@ def requantize(acc: np.ndarray, p: LinearInt8) -> np.ndarray:
     scaled = multiply_by_quantized_multiplier(wrap_int32(acc), p.multiplier, p.shift)
     out = scaled.astype(np.int64) + p.output_zp
     return np.clip(out, p.act_min, p.act_max).astype(np.int8)
+
+
+def requantize_s16(acc: np.ndarray, p: LinearInt8) -> np.ndarray:
+    """int16 outputs of TFLM's 16x8 linear kernels from exact int64 accumulators (bias
+    included), channels on the last axis: the int64 MultiplyByQuantizedMultiplier."""
+    scaled = multiply_by_quantized_multiplier_s64(acc, p.multiplier, p.shift)
+    return np.clip(scaled.astype(np.int64) + p.output_zp, p.act_min, p.act_max).astype(np.int16)
 
 
 def bias_or_zero(args: list, channels: int) -> np.ndarray:

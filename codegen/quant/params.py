@@ -122,9 +122,9 @@ class AddSubParams:
 
 def add_sub_params(op: str, input1_scale: float, input1_zero_point: int, input2_scale: float,
                    input2_zero_point: int, output_scale: float, output_zero_point: int,
-                   activation: str = "none") -> AddSubParams:
+                   activation: str = "none", dtype: str = "int8") -> AddSubParams:
     """TFLM CalculateOpDataAdd / CalculateOpDataSub for int8: both inputs are brought to a
-    common scale with 20 bits of headroom, summed, then rescaled to the output.
+    common scale with 20 bits of headroom (15 for int16), summed, then rescaled to the output.
 
     The rescale factors are computed in double for both ops. TFLM's sub_common.cc reads as
     if Sub divided in float32, but the `tflite-micro` reference build gives the double
@@ -133,7 +133,7 @@ def add_sub_params(op: str, input1_scale: float, input1_zero_point: int, input2_
     """
     if op not in ("add", "sub"):
         raise KilnError(f"add_sub_params: op must be 'add' or 'sub', not {op!r}")
-    left_shift = 20
+    left_shift = 15 if dtype == "int16" else 20
     s1, s2, so = _f32(input1_scale), _f32(input2_scale), _f32(output_scale)
     twice_max = 2 * float(max(s1, s2))
     real1 = float(s1) / twice_max
@@ -142,7 +142,7 @@ def add_sub_params(op: str, input1_scale: float, input1_zero_point: int, input2_
     m1, sh1 = _smaller_than_one(real1, f"{op} input1")
     m2, sh2 = _smaller_than_one(real2, f"{op} input2")
     mo, sho = _smaller_than_one(real_out, f"{op} output")
-    act_min, act_max = quantized_activation_range(activation, output_scale, output_zero_point)
+    act_min, act_max = quantized_activation_range(activation, output_scale, output_zero_point, dtype)
     return AddSubParams(left_shift, -int(input1_zero_point), m1, sh1, -int(input2_zero_point),
                         m2, sh2, int(output_zero_point), mo, sho, act_min, act_max)
 
@@ -177,11 +177,11 @@ class MulParams:
 
 def mul_params(input1_scale: float, input1_zero_point: int, input2_scale: float,
                input2_zero_point: int, output_scale: float, output_zero_point: int,
-               activation: str = "none") -> MulParams:
-    """TFLM CalculateOpDataMul for int8: one multiplier for s1 * s2 / s_out (in double)."""
+               activation: str = "none", dtype: str = "int8") -> MulParams:
+    """TFLM CalculateOpDataMul for int8 and int16: one multiplier for s1 * s2 / s_out (in double)."""
     real = float(_f32(input1_scale)) * float(_f32(input2_scale)) / float(_f32(output_scale))
     m, s = quantize_multiplier(real)
-    act_min, act_max = quantized_activation_range(activation, output_scale, output_zero_point)
+    act_min, act_max = quantized_activation_range(activation, output_scale, output_zero_point, dtype)
     return MulParams(-int(input1_zero_point), -int(input2_zero_point), int(output_zero_point),
                      m, s, act_min, act_max)
 

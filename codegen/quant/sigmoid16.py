@@ -54,6 +54,30 @@ def tanh_int16(x, multiplier: int = 3, right_shift: int = 0) -> np.ndarray:
     return (result >> 8).astype(np.int16)
 
 
+def checked_log2(x: float) -> tuple[bool, int]:
+    """TFLM CheckedLog2 in float32: (whether x is a power of two within 1e-3 of its log2,
+    log2(x) rounded half away from zero)."""
+    v = np.float32(np.log(np.float32(x))) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    rounded = np.float32(np.sign(v) * np.floor(np.abs(v) + np.float32(0.5)))
+    return bool(abs(np.float32(v - rounded)) < np.float32(1e-3)), int(rounded)
+
+
+def int16_input_rescale(input_scale: float, pot_left_shifts: tuple[int, ...]) -> tuple[int, int]:
+    """(multiplier, right_shift) that bring an int16 LOGISTIC / TANH input to the table's
+    1/(3*4096) scale, as TFLM's Prepare and kernel compute them: a power-of-two scale whose
+    left shift 12 + log2(scale) is one of `pot_left_shifts` (LOGISTIC 0; TANH 0, 1) takes
+    3 << shift exactly; any other scale a 15-bit multiplier of s * 4096 * 3 and a right shift."""
+    pot, log2 = checked_log2(input_scale)
+    left_shift = 12 + log2
+    if pot and left_shift in pot_left_shifts:
+        return 3 << left_shift, 0
+    m, shift = float(np.float32(input_scale)) * 4096.0 * 3.0, 0
+    while m <= 32767.0 / 2.0 and shift <= 30:
+        shift += 1
+        m *= 2.0
+    return int(m), shift
+
+
 def _interpolate(a: np.ndarray, frac_bits: int, saturated: int) -> np.ndarray:
     """The table entry of |input| >> frac_bits and the next, weighted by the fraction below."""
     uh = a >> frac_bits

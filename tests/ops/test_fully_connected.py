@@ -104,7 +104,7 @@ def test_check_and_shape_errors():
         b.node("FullyConnected", [x, b.const("w", np.ones((3, 5), np.int8))], keep_dims=True)
     w = b.const("w", np.ones((3, 10), np.int8), quant=Quant.of(0.1, 0))
     y = b.node("FullyConnected", [x, w], quant=Quant.of(0.1, 0, None))
-    h = b.input("h", "int16", (2, 10), Quant.of(0.1, 0))
+    h = b.input("h", "int16", (2, 10), Quant.of(0.1, 5))  # 16x8 needs symmetric int16 activations
     y16 = b.node("FullyConnected", [h, w], quant=Quant.of(0.1, 0))
     g = b.output(y, y16).build()
     get_op("FullyConnected").check(g.nodes[0], g)  # fine

@@ -77,6 +77,11 @@ def test_primitives(driver):
         x, y = (2 * k + 1) << 15, 1 << 15
         cases.append((f"srdhm {x} {y}", str(fp.saturating_rounding_doubling_high_mul(x, y))))
         cases.append((f"rdbpot {2 * k + 1} 1", str(fp.rounding_divide_by_pot(2 * k + 1, 1))))
+    for _ in range(3000):  # the int16 (16x8) output stage: |x| < 2**47, multiplier >= 0, shift in [-31, 7]
+        x, m, s = int(rng.integers(-(1 << 47), 1 << 47)), int(rng.integers(0, I32.max, endpoint=True)), int(rng.integers(-31, 8))
+        cases.append((f"mbqm64 {x} {m} {s}", str(fp.multiply_by_quantized_multiplier_s64(x, m, s))))
+    for m in (0x7FFF0000 - 1, 0x7FFF0000, I32.max):  # the reduced multiplier's saturation at 0x7FFF
+        cases.append((f"mbqm64 123456789 {m} -3", str(fp.multiply_by_quantized_multiplier_s64(123456789, m, -3))))
     for _ in range(500):
         count = int(rng.integers(1, 65))
         acc = int(rng.integers(-128 * count, 127 * count, endpoint=True))

@@ -31,11 +31,11 @@ def emit_table(ctx: OpContext, fn: Callable[[np.ndarray], np.ndarray]) -> None:
     ctx.emit("TableLookup", [ctx.input(0)], table=tuple(int(v) for v in table))
 
 
-def _scales(ctx: OpContext) -> tuple[float, int, float, int]:
-    only_types(ctx, ("INT8",))
+def _scales(ctx: OpContext, types: tuple[str, ...] = ("INT8",)) -> tuple[float, int, float, int]:
+    only_types(ctx, types)
     qi, qo = ctx.tensor(0).quant, ctx.out_tensor().quant
     if qi is None or qo is None or qi.per_channel or qo.per_channel:
-        raise ctx.error("int8 needs one scale and zero point on the input and the output")
+        raise ctx.error(f"{ctx.tensor(0).type_name.lower()} needs one scale and zero point on the input and the output")
     return qi.s, qi.zp, qo.s, qo.zp
 
 
@@ -43,13 +43,19 @@ def _f32(x: float) -> np.float32:
     return np.float32(x)
 
 
-def leaky_relu_int8(ctx: OpContext, alpha: float) -> None:
-    """TFLite Micro's QuantizeLeakyRelu: two multipliers computed in float32 from the scales."""
-    s_in, zp_in, s_out, zp_out = _scales(ctx)
+def _leaky_relu_multipliers(ctx: OpContext, alpha: float, types: tuple[str, ...]):
+    """TFLite Micro's QuantizeLeakyRelu constants: two multipliers computed in float32."""
+    s_in, zp_in, s_out, zp_out = _scales(ctx, types)
     if alpha < 0:
-        raise ctx.error(f"int8 with a negative alpha ({alpha}) is not supported")
+        raise ctx.error(f"{ctx.tensor(0).type_name.lower()} with a negative alpha ({alpha}) is not supported")
     alpha_m = quantize_multiplier(float(_f32(_f32(s_in) * _f32(alpha)) / _f32(s_out)))
     ident_m = quantize_multiplier(float(_f32(s_in) / _f32(s_out)))
+    return zp_in, zp_out, ident_m, alpha_m
+
+
+def leaky_relu_int8(ctx: OpContext, alpha: float) -> None:
+    """TFLite Micro's QuantizeLeakyRelu, tabulated."""
+    zp_in, zp_out, ident_m, alpha_m = _leaky_relu_multipliers(ctx, alpha, ("INT8",))
 
     def fn(q: np.ndarray) -> np.ndarray:
         v = q - zp_in
@@ -60,11 +66,16 @@ def leaky_relu_int8(ctx: OpContext, alpha: float) -> None:
     emit_table(ctx, fn)
 
 
+def _abs_multiplier(ctx: OpContext, types: tuple[str, ...]):
+    """TFLite Micro's AbsEvalQuantized constants: a multiplier unless the scales are equal."""
+    s_in, zp_in, s_out, zp_out = _scales(ctx, types)
+    rescale = _f32(s_in) != _f32(s_out)
+    return zp_in, zp_out, rescale, quantize_multiplier(float(_f32(s_in) / _f32(s_out))) if rescale else None
+
+
 def abs_int8(ctx: OpContext) -> None:
     """TFLite Micro's AbsEvalQuantized: |q - zp_in|, rescaled unless the scales are equal."""
-    s_in, zp_in, s_out, zp_out = _scales(ctx)
-    rescale = _f32(s_in) != _f32(s_out)
-    m = quantize_multiplier(float(_f32(s_in) / _f32(s_out))) if rescale else None
+    zp_in, zp_out, rescale, m = _abs_multiplier(ctx, ("INT8",))
 
     def fn(q: np.ndarray) -> np.ndarray:
         v = np.abs(q - zp_in)
@@ -153,3 +164,26 @@ def rsqrt_int8(ctx: OpContext) -> None:
         return np.where(v == 0, 127, out)
 
     emit_table(ctx, fn)
+
+
+# -- int16: the same constants, computed by a SignedRescale node (a table would take 128 KB) -----
+
+def _int16_zero_points(ctx: OpContext, zp_in: int, zp_out: int) -> None:
+    if zp_in or zp_out:  # TFLite Micro's Prepare requires them
+        raise ctx.error(f"int16 needs zero points of 0, not {zp_in} and {zp_out}")
+
+
+def leaky_relu_int16(ctx: OpContext, alpha: float) -> None:
+    """TFLite Micro's int16 QuantizeLeakyRelu: identity multiplier for v >= 0, alpha's below."""
+    zp_in, zp_out, ident_m, alpha_m = _leaky_relu_multipliers(ctx, alpha, ("INT16",))
+    _int16_zero_points(ctx, zp_in, zp_out)
+    ctx.emit("SignedRescale", [ctx.input(0)], input_zp=zp_in, output_zp=zp_out, positive=tuple(map(int, ident_m)),
+             negative=tuple(map(int, alpha_m)), negate=False)
+
+
+def abs_int16(ctx: OpContext) -> None:
+    """TFLite Micro's int16 AbsEvalQuantized: |v|, rescaled unless the scales are equal."""
+    zp_in, zp_out, rescale, m = _abs_multiplier(ctx, ("INT16",))
+    _int16_zero_points(ctx, zp_in, zp_out)
+    m = tuple(map(int, m)) if rescale else (0, 0)
+    ctx.emit("SignedRescale", [ctx.input(0)], input_zp=zp_in, output_zp=zp_out, positive=m, negative=m, negate=True)

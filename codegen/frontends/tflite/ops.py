@@ -15,6 +15,7 @@ from codegen.frontends.tflite.converter import (SAME, VALID, check_positive, che
                                                 explicit_pads)
 from codegen.frontends.tflite.importer import OpContext
 from codegen.ir.types import np_dtype
+from codegen.ops.requantize import TARGETS as REQUANTIZE_TARGETS
 
 def _axis(ctx: OpContext, axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
@@ -125,9 +126,6 @@ def mean(ctx: OpContext) -> None:
 def _binary(kiln_op: str, options: str):
     def convert(ctx: OpContext) -> None:
         o = ctx.options(options)
-        if ctx.tensor(0).type_name == "INT16":
-            raise ctx.error("int16 is not supported: TFLite Micro's int16 kernel rescales with its own "
-                            "fixed-point steps (needs a kernel)")
         ctx.emit(kiln_op, [ctx.input(0), ctx.input(1)], activation=ctx.activation(o))
     return convert
 
@@ -185,9 +183,13 @@ converts("TANH")(_unary("Tanh"))
 @converts("QUANTIZE")
 def quantize(ctx: OpContext) -> None:
     pair = (ctx.tensor(0).type_name, ctx.out_tensor().type_name)
+    src, dst = pair[0].lower(), pair[1].lower()
+    if dst in REQUANTIZE_TARGETS.get(src, ()):  # between integer types other than int8 -> int8
+        ctx.emit("Requantize", [ctx.input(0)], to=dst)
+        return
     if pair not in (("FLOAT32", "INT8"), ("INT8", "INT8")):
-        raise ctx.error(f"{pair[0].lower()} to {pair[1].lower()} is not supported (needs a kernel; Kiln "
-                        "quantizes float32 or int8 to int8)")
+        raise ctx.error(f"{src} to {dst} is not supported (needs a kernel; Kiln quantizes float32 to int8 "
+                        "and requantizes int8, uint8 and int16 as TFLite Micro does)")
     ctx.emit("Quantize", [ctx.input(0)])
 
 

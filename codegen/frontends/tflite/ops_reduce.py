@@ -21,9 +21,12 @@ def _axes(ctx: OpContext) -> tuple[int, ...]:
 
 @converts("SUM", inputs=(2, 2))
 def reduce_sum(ctx: OpContext) -> None:
-    refuse_quantized(ctx, "TFLite Micro's int8 SUM requantizes with its own fixed-point steps (needs a kernel)")
+    keepdims = bool(ctx.options("ReducerOptions")["KeepDims"])
+    if type_name(ctx) in ("INT8", "INT16") and ctx.tensor(0).quant is not None:
+        ctx.emit("QuantizedSum", [ctx.input(0)], axes=_axes(ctx), keepdims=keepdims)  # TFLM's requantized sum
+        return
     only_types(ctx, ("FLOAT32",))
-    ctx.emit("ReduceSum", [ctx.input(0)], axes=_axes(ctx), keepdims=bool(ctx.options("ReducerOptions")["KeepDims"]))
+    ctx.emit("ReduceSum", [ctx.input(0)], axes=_axes(ctx), keepdims=keepdims)
 
 
 @converts("REDUCE_MAX", inputs=(2, 2))

@@ -1,11 +1,12 @@
-"""templates/kernels/reference/mean_{f32,s8}.c.j2: the mean over the reduced axes, walked as
-kept and reduced loops (codegen/ops/mean.py reduce_plan); int8 with TFLM's folded multiplier."""
+"""templates/kernels/reference/mean_{f32,quantized}.c.j2: the mean over the reduced axes, walked as
+kept and reduced loops (codegen/ops/mean.py reduce_plan); int8 and int16 (mean_s8, mean_s16 of the
+mean_quantized family) with TFLM's folded multiplier."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.kernels.spec import REFERENCE, typed_kernels
+from codegen.kernels.spec import REFERENCE, kernel_family, typed_kernels
 
 
 @dataclass(frozen=True)
@@ -30,4 +31,5 @@ class MeanS8(ReduceLoops):
 
 
 typed_kernels(REFERENCE, MeanF32, "mean_f32")
-typed_kernels(REFERENCE, MeanS8, "mean_s8")
+kernel_family("mean_quantized", {f"mean_{sfx}": {"function": f"mean_{sfx}", "ctype": ctype, "sfx": sfx}
+                                  for sfx, ctype in (("s8", "int8_t"), ("s16", "int16_t"))}, params=MeanS8)

@@ -170,29 +170,40 @@ typedef struct {
     int32_t act_min, act_max;
 } kiln_add_params;
 
-/* Shared body of Add and Sub: both inputs to a common Q(left_shift) scale, combine,
- * rescale to the output. */
-static inline int8_t kiln_add_sub_s8(int8_t x1, int8_t x2, const kiln_add_params *p, int sub)
+/* Shared body of Add and Sub (int8 and int16 values): both inputs to a common
+ * Q(left_shift) scale, combine, rescale to the output, clamp to the fused activation. */
+static inline int32_t kiln_add_sub_q(int32_t x1, int32_t x2, const kiln_add_params *p, int sub)
 {
     const int ls = (int)p->left_shift;
-    const int32_t a = kiln_mbqm(kiln_shl_wrap_s32((int32_t)x1 + p->input1_offset, ls),
+    const int32_t a = kiln_mbqm(kiln_shl_wrap_s32(x1 + p->input1_offset, ls),
                                 p->input1_multiplier, (int)p->input1_shift);
-    const int32_t b = kiln_mbqm(kiln_shl_wrap_s32((int32_t)x2 + p->input2_offset, ls),
+    const int32_t b = kiln_mbqm(kiln_shl_wrap_s32(x2 + p->input2_offset, ls),
                                 p->input2_multiplier, (int)p->input2_shift);
     const int32_t raw = sub ? kiln_sub_wrap_s32(a, b) : kiln_add_wrap_s32(a, b);
     const int32_t out = kiln_add_wrap_s32(
         kiln_mbqm(raw, p->output_multiplier, (int)p->output_shift), p->output_offset);
-    return (int8_t)kiln_clamp_s32(out, p->act_min, p->act_max);
+    return kiln_clamp_s32(out, p->act_min, p->act_max);
 }
 
 static inline int8_t kiln_add_s8(int8_t x1, int8_t x2, const kiln_add_params *p)
 {
-    return kiln_add_sub_s8(x1, x2, p, 0);
+    return (int8_t)kiln_add_sub_q(x1, x2, p, 0);
 }
 
 static inline int8_t kiln_sub_s8(int8_t x1, int8_t x2, const kiln_add_params *p)
 {
-    return kiln_add_sub_s8(x1, x2, p, 1);
+    return (int8_t)kiln_add_sub_q(x1, x2, p, 1);
+}
+
+/* int16 Add / Sub: TFLM's int16 kernels are the int8 arithmetic with left_shift 15. */
+static inline int16_t kiln_add_s16(int16_t x1, int16_t x2, const kiln_add_params *p)
+{
+    return (int16_t)kiln_add_sub_q(x1, x2, p, 0);
+}
+
+static inline int16_t kiln_sub_s16(int16_t x1, int16_t x2, const kiln_add_params *p)
+{
+    return (int16_t)kiln_add_sub_q(x1, x2, p, 1);
 }
 
 /* TFLM's int8 SquaredDifference (constants from codegen.quant.params.squared_difference_params):
@@ -218,12 +229,23 @@ typedef struct {
     int32_t act_min, act_max;
 } kiln_mul_params;
 
-static inline int8_t kiln_mul_s8(int8_t x1, int8_t x2, const kiln_mul_params *p)
+/* Mul of int8 or int16 values: (x1 - zp1) * (x2 - zp2) fits int32 for both. */
+static inline int32_t kiln_mul_q(int32_t x1, int32_t x2, const kiln_mul_params *p)
 {
-    const int32_t prod = ((int32_t)x1 + p->input1_offset) * ((int32_t)x2 + p->input2_offset);
+    const int32_t prod = (x1 + p->input1_offset) * (x2 + p->input2_offset);
     const int32_t out = kiln_add_wrap_s32(
         kiln_mbqm(prod, p->output_multiplier, (int)p->output_shift), p->output_offset);
-    return (int8_t)kiln_clamp_s32(out, p->act_min, p->act_max);
+    return kiln_clamp_s32(out, p->act_min, p->act_max);
+}
+
+static inline int8_t kiln_mul_s8(int8_t x1, int8_t x2, const kiln_mul_params *p)
+{
+    return (int8_t)kiln_mul_q(x1, x2, p);
+}
+
+static inline int16_t kiln_mul_s16(int16_t x1, int16_t x2, const kiln_mul_params *p)
+{
+    return (int16_t)kiln_mul_q(x1, x2, p);
 }
 
 /* ---- Quantize / Dequantize / lookup tables ---- */

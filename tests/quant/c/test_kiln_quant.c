@@ -89,6 +89,10 @@ int main(void)
             const int32_t x = next_s32();
             const int32_t m = next_s32();
             printf("%ld\n", (long)kiln_mbqm(x, m, next_int()));
+        } else if (strcmp(op, "mbqm64") == 0) {
+            const int64_t x = (int64_t)next_long();
+            const int32_t m = next_s32();
+            printf("%ld\n", (long)kiln_mbqm_s64(x, m, next_int()));
         } else if (strcmp(op, "satshl") == 0) {
             const int32_t x = next_s32();
             printf("%ld\n", (long)kiln_sat_shl_s32(x, next_int()));
