@@ -76,8 +76,9 @@ class BinaryOp(Op):
 
     # -- int8: the per-op parts --------------------------------------------------------------
     @classmethod
-    def quant_params(cls, node: Node, scales: list[float], zps: list[int]) -> Any:
-        """codegen.quant's constants (AddSubParams / MulParams) for (a, b, out) quantization."""
+    def quant_params(cls, node: Node, scales: list[float], zps: list[int], dtype: str = "int8") -> Any:
+        """codegen.quant's constants (AddSubParams / MulParams) for (a, b, out) quantization of
+        stored type `dtype` (int8, or int16 where the op has a 16-bit kernel)."""
         raise NotImplementedError
 
     @classmethod

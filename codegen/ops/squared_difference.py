@@ -38,7 +38,7 @@ class SquaredDifference(BinaryOp):
         super().check(node, g)
 
     @classmethod
-    def quant_params(cls, node, scales, zps):
+    def quant_params(cls, node, scales, zps, dtype="int8"):
         return squared_difference_params(scales[0], zps[0], scales[1], zps[1], scales[2], zps[2])
 
     int8_fn = staticmethod(squared_difference_int8)

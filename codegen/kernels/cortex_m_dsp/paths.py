@@ -14,15 +14,12 @@ instead of one with and one without the clamp.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
-from codegen.lower.kernel import KernelCall
-
-if TYPE_CHECKING:
-    from codegen.lower.context import LowerContext
+from codegen.kernels.call import KernelCall, KernelContext
 
 
-def claim_paths(ctx: "LowerContext", call: KernelCall, paths: Iterable[str]) -> None:
+def claim_paths(ctx: KernelContext, call: KernelCall, paths: Iterable[str]) -> None:
     """Add `paths` to what the model's calls of call's kernel render: every such call so far
     gets the union (the emitter renders a kernel from one of its calls)."""
     same = [c for c in ctx.calls if c.kernel == call.kernel and c.variant == call.variant]

@@ -12,7 +12,7 @@ from codegen.kernels import repack
 from codegen.kernels.linear import NEON_HEADERS, ConvShape, OutputStage, int8_prepared, vector_requant, weights
 from codegen.kernels.neon.conv2d_s8 import shifts_right
 from codegen.kernels.spec import KernelSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 COLS = 8  # pixels per tile (KILN_SDOT_COLS)
 

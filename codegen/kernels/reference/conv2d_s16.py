@@ -13,7 +13,7 @@ import numpy as np
 from codegen.kernels.linear import ConvShape, OutputStage, output_stage
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
 from codegen.limits import check_shifts
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 from codegen.quant.linear import graph_bias, linear_int8_params
 
 FIXEDPOINT_HEADERS = ("kiln_fixedpoint.h",)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from codegen.kernels.linear import DepthwiseShape, OutputStage
 from codegen.kernels.reference.conv2d_s16 import FIXEDPOINT_HEADERS, int16_linear_call
 from codegen.kernels.spec import KernelSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)

@@ -165,11 +165,14 @@ def _int_mod(stem: str, floor: bool) -> dict:
             for d in INTS}
 
 
+INT16_BINARY = ("add", "sub", "mul")  # TFLite Micro's 16-bit broadcasting binary ops
+
 kernel_family("unary_f32", _float_unary(), params=UnaryF32)
 kernel_family("binary_f32", {f"{op}_f32": {"stem": op} for op in INT8_BINARY}, params=BinaryF32)
 kernel_family("binary_s8", {f"{op}_bcast_{sfx}": {"stem": f"{op}_bcast", "qtype": qtype, "fn": f"kiln_{op}_{sfx}",
                                                    "sfx": sfx, "ctype": C_TYPES[dtype]}
-                            for op, qtype in INT8_BINARY.items() for sfx, dtype in (("s8", "int8"), ("s16", "int16"))},
+                            for op, qtype in INT8_BINARY.items() for sfx, dtype in (("s8", "int8"), ("s16", "int16"))
+                            if sfx == "s8" or op in INT16_BINARY},
               params=BinaryS8, base=BinaryS8Family)
 kernel_family("broadcast2", _broadcast2(), params=Broadcast2)
 kernel_family("int_div", {_name("div", d): {"function": _name("div", d), "ctype": C_TYPES[d], "wide": wrap_ctype(d),

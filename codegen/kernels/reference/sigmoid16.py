@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels.spec import kernel_family
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)
