@@ -69,6 +69,8 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
     manifest["ram"] = ram_entry(lowered, plan, options)
     if options.arena != "static":
         manifest["arena_placement"] = options.arena
+    if options.numerics != "tflite":  # whose int8 arithmetic: `kiln verify` compares with that runtime's
+        manifest["numerics"] = options.numerics
     manifest["fusion_plan"] = fusion.manifest()
     if options.patch_stage:
         manifest["patch_stage"] = None if patched is None else patched.manifest()
@@ -138,8 +140,21 @@ def check_arena_options(options: CompileOptions) -> None:
                         "and --io-in-arena")
 
 
+def with_numerics(options: CompileOptions) -> CompileOptions:
+    """--numerics onnxruntime: the onnxruntime kernel variant first on the target
+    (codegen/kernels/onnxruntime/), so that it computes every int8 request it has a kernel for."""
+    if options.numerics == "tflite":
+        return options
+    if options.numerics != "onnxruntime":
+        raise KilnError(f"--numerics must be 'tflite' or 'onnxruntime', not '{options.numerics}'")
+    if options.target.variants[0] == "onnxruntime":
+        return options
+    return replace(options, target=replace(options.target, variants=("onnxruntime",) + options.target.variants))
+
+
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:
     check_arena_options(options)
+    options = with_numerics(options)
     with progress.step(f"importing {model.name}"):
         g = load_model(model, options.input_shapes, options.specialized, check=options.check_model)
     data = model.read_bytes()

@@ -35,4 +35,8 @@ class CompileOptions:
     # ring of int16 rows): chosen by --ram-limit's search when that is what makes a build fit
     compact_kernels: bool = False
     io_in_arena: bool = False
+    # int8 arithmetic: "tflite" (TFLite's fixed-point requantization, bit-exact with TFLite Micro)
+    # or "onnxruntime" (onnxruntime's float requantization, bit-exact with its CPU kernels;
+    # codegen/kernels/onnxruntime/)
+    numerics: str = "tflite"
     io_fixed: bool = False  # --ram-limit may not move the I/O (a --board project's main passes its own buffers)  # inputs and outputs planned inside the arena (N_input_k() / N_output_k())

@@ -1,0 +1,99 @@
+"""onnxruntime's integer arithmetic (CPU execution provider, MLAS on x86), the numerics of
+`--numerics onnxruntime`: the constants its kernels compute when a session is created, and
+numpy mirrors of what they compute per element (the C is runtime_c/kiln_ort.h and
+templates/kernels/onnxruntime/).
+
+Every value is float32 as onnxruntime holds it, every operation one IEEE float32 operation
+in onnxruntime's order, so that the generated C, which repeats them, gives the same bits on
+any target with IEEE float32:
+- requantization (QLinearConv, QLinearMatMul, QGemm, QLinearGlobalAveragePool): the int32
+  sum (bias and zero-point terms included) as float, times one scale, clamped to the output
+  range in output units, rounded half to even, plus the output zero point (MlasRequantizeOutput);
+- QuantizeLinear: x / scale, clamped, rounded half to even, plus the zero point;
+- the 256-entry tables of QLinearConcat's requantization (and QLinearSigmoid,
+  QLinearLeakyRelu): each input dequantized as x_scale * (x - x_zp), the function applied,
+  then quantized as above (QlinearBuildLookupTable);
+- QLinearSoftmax: a table of float32 exp values computed in double, a float32 sum, and
+  round((e * floor(1 / y_scale)) / sum) + zero point.
+Kiln keeps uint8 tensors as int8 (shifted by -128, zero points too); each formula gives the
+same integers in that form, since it only adds the zero point after rounding and clamps in
+output units.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+F32 = np.float32
+
+
+def output_scales(x_scale: float, w_scales, y_scale: float) -> np.ndarray:
+    """QLinearConv / QGemm / QLinearMatMul: (x_scale * w_scale[c]) / y_scale in float32."""
+    w = np.asarray(w_scales, np.float64).astype(F32).reshape(-1)
+    return ((F32(x_scale) * w) / F32(y_scale)).astype(F32)
+
+
+def round_half_even(v: np.ndarray) -> np.ndarray:
+    return np.rint(np.asarray(v, F32)).astype(np.int64)
+
+
+def requantize(acc: np.ndarray, scale, zero_point: int, lo: int = -128, hi: int = 127) -> np.ndarray:
+    """MlasRequantizeOutput on int32 sums (channels on the last axis when `scale` is a vector)."""
+    v = np.asarray(acc, np.int64).astype(F32) * np.asarray(scale, F32)
+    v = np.clip(v, F32(lo - zero_point), F32(hi - zero_point))
+    return (round_half_even(v) + zero_point).astype(np.int8)
+
+
+def quantize(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
+    """MlasQuantizeLinear to int8 (Kiln's form of uint8 too: the zero point shifted)."""
+    v = np.asarray(x, F32) / F32(scale)
+    v = np.clip(np.nan_to_num(v, nan=-np.inf), F32(-128 - zero_point), F32(127 - zero_point))
+    return (round_half_even(v) + zero_point).astype(np.int8)
+
+
+def int8_codes() -> np.ndarray:
+    """The 256 int8 values in table order (indexed by their bit pattern, as kiln_lut_s8)."""
+    return np.arange(256, dtype=np.uint8).view(np.int8)
+
+
+def lookup_table(x_scale: float, x_zp: int, y_scale: float, y_zp: int, fn=None) -> np.ndarray:
+    """QlinearBuildLookupTable: quantize(fn(x_scale * (x - x_zp))) over the 256 inputs
+    (`fn` None: the identity, QLinearConcat's requantization)."""
+    x = int8_codes().astype(np.int64)
+    dequantized = F32(x_scale) * (x - x_zp).astype(F32)
+    return quantize(dequantized if fn is None else fn(dequantized), y_scale, y_zp)
+
+
+def softmax_exp_table(x_scale: float, reduce_len: int) -> np.ndarray:
+    """QlinearBuildLookupTableUint32 (float table): entry 255 + d holds
+    float(exp((d + bit_shift) * x_scale)) for d = x - max(x) in [-255, 0], in double with
+    the C library's exp and log as onnxruntime calls them (Python's math module is the same
+    libm on the host onnxruntime runs on)."""
+    bit_shift = math.log(float(np.finfo(F32).max) / reduce_len)
+    bit_shift = max(0.0, bit_shift - 5.0) / float(F32(x_scale))
+    return np.array([math.exp((float(i) - 255.0 + bit_shift) * float(F32(x_scale))) for i in range(256)],
+                    dtype=np.float64).astype(F32)
+
+
+def softmax_y_scale(y_scale: float) -> float:
+    """floor(1.0f / y_scale) in float32, the numerator QLinearSoftmax multiplies by."""
+    return float(F32(math.floor(F32(1.0) / F32(y_scale))))
+
+
+def softmax(x: np.ndarray, table: np.ndarray, y_scale: float, zero_point: int, uint8: bool) -> np.ndarray:
+    """QlinearSoftmaxCPU over the last axis of int8 `x` (Kiln's form): the sum of the
+    max-shifted table entries in float32, left to right, then each
+    round((e * y_scale) / sum) + zero point. uint8: the result capped at 255 (Kiln: 127);
+    int8: onnxruntime stores int8(q), which wraps above 127 (a probability of one with zero
+    point -128 comes out as -128), and so does Kiln."""
+    x = np.asarray(x, np.int64)
+    e = np.asarray(table, F32)[x - x.max(axis=-1, keepdims=True) + 255]
+    total = np.zeros(x.shape[:-1], F32)
+    for k in range(x.shape[-1]):
+        total = (total + e[..., k]).astype(F32)
+    q = round_half_even((e * F32(y_scale)) / total[..., None]) + zero_point
+    if uint8:
+        return (np.minimum(q + 128, 255) - 128).astype(np.int8)
+    return (q & 0xFF).astype(np.uint8).view(np.int8)
