@@ -28,6 +28,8 @@ VARIANT_TESTS = {
     "neon": ["tests/cortex_a/test_neon_s8.py", "tests/cortex_a/test_neon_f32.py",
              "tests/cortex_a/test_neon_hybrid.py"],
     "neon_dotprod": ["tests/cortex_a/test_neon_s8.py", "tests/cortex_a/test_neon_hybrid.py"],
+    # onnxruntime's numerics: bit-exact with onnxruntime itself, not with the (TFLite) reference
+    "onnxruntime": ["tests/quant/test_onnxruntime_numerics.py"],
 }
 SPECS = registered()
 

@@ -1,0 +1,93 @@
+"""`--numerics onnxruntime`: the onnxruntime kernel variant (codegen/kernels/onnxruntime/:
+conv2d_s8, depthwise_conv2d_s8, fully_connected_s8, quantize_f32) bit-exact with onnxruntime's
+CPU kernels, and codegen/quant/onnxruntime.py's mirrors of its arithmetic.
+
+The reference is onnxruntime at ORT_ENABLE_ALL with int8 QDQ fusion allowed
+(codegen/verify/reference.py), where QDQ groups run as its QLinearConv / QGemm kernels."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from bench.quant_onnx_models import Variant, quantized
+from codegen.options import CompileOptions
+from codegen.quant import onnxruntime as ortq
+from codegen.targets import load_target
+from codegen.verify.run import verify_model
+
+ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime.quantization")
+
+LINEAR_CNN = [Variant("linear_cnn", f, a, pc)
+              for f, a, pc in itertools.product(("QDQ", "QOperator"), ("uint8", "int8"), (False, True))]
+
+
+def _exact(path, target: str, numerics: str = "onnxruntime"):
+    (out,) = verify_model(path, CompileOptions(load_target(target), numerics=numerics), samples=10).outputs
+    return out
+
+
+@pytest.mark.parametrize("variant", LINEAR_CNN, ids=lambda v: v.label)
+def test_linear_layers_bit_exact_with_onnxruntime_on_host(variant, tmp_path):
+    out = _exact(quantized(variant, tmp_path), "host")
+    assert out.ok and out.elements_off == 0 and out.max_lsb == 0, out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", LINEAR_CNN[1::3], ids=lambda v: v.label)
+def test_linear_layers_bit_exact_with_onnxruntime_on_cortex_m4(variant, tmp_path):
+    out = _exact(quantized(variant, tmp_path), "cortex-m4")
+    assert out.ok and out.elements_off == 0, out
+
+
+def test_the_tflite_numerics_stay_the_default_and_differ(tmp_path):
+    """The same model in TFLite's numerics: judged with 1 LSB, and not exact (else this file
+    would not test the onnxruntime kernels)."""
+    path = quantized(LINEAR_CNN[2], tmp_path)
+    assert CompileOptions(load_target("host")).numerics == "tflite"
+    out = _exact(path, "host", "tflite")
+    assert out.tolerance_lsb == 1 and out.elements_off > 0
+
+
+def _session(model: onnx.ModelProto):
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def test_requantize_mirrors_qlinear_matmul():
+    """QLinearMatMul on random int8 data against the exact integer product requantized by
+    codegen.quant.onnxruntime (per-column weight scales)."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (16, 24)).astype(np.int8)
+    b = rng.integers(-127, 128, (24, 6)).astype(np.int8)
+    sa, sb, sy = np.float32(0.0213), (rng.random(6) * 0.01 + 0.001).astype(np.float32), np.float32(0.071)
+    za, zy = -3, 5
+    inits = [numpy_helper.from_array(b, "b"), numpy_helper.from_array(sa, "sa"), numpy_helper.from_array(np.int8(za), "za"),
+             numpy_helper.from_array(sb, "sb"), numpy_helper.from_array(np.zeros(6, np.int8), "zb"),
+             numpy_helper.from_array(sy, "sy"), numpy_helper.from_array(np.int8(zy), "zy")]
+    node = helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", TensorProto.INT8, [16, 24])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT8, [16, 6])], inits)
+    (got,) = _session(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])).run(None, {"a": a})
+    acc = (a.astype(np.int64) - za) @ b.astype(np.int64)
+    np.testing.assert_array_equal(ortq.requantize(acc, ortq.output_scales(sa, sb, sy), zy), got)
+
+
+def test_quantize_mirrors_quantize_linear():
+    """Ties, saturation and NaN-free values of QuantizeLinear, uint8 in Kiln's shifted form."""
+    x = np.concatenate([np.arange(-300, 300, dtype=np.float32) * np.float32(0.25),
+                        np.random.default_rng(1).standard_normal(500).astype(np.float32) * 9])
+    for zp, dtype in ((3, np.int8), (131, np.uint8)):
+        inits = [numpy_helper.from_array(np.float32(0.5), "s"), numpy_helper.from_array(np.array(zp, dtype), "z")]
+        graph = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [x.size])],
+                                  [helper.make_tensor_value_info("y", onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
+                                                                 [x.size])], inits)
+        (got,) = _session(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])).run(None, {"x": x})
+        shift = 128 if dtype == np.uint8 else 0
+        ours = ortq.quantize(x, 0.5, zp - shift).astype(np.int64) + shift
+        np.testing.assert_array_equal(ours, got.astype(np.int64))
