@@ -23,6 +23,7 @@ output units.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -51,6 +52,57 @@ def quantize(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
     v = np.asarray(x, F32) / F32(scale)
     v = np.clip(np.nan_to_num(v, nan=-np.inf), F32(-128 - zero_point), F32(127 - zero_point))
     return (round_half_even(v) + zero_point).astype(np.int8)
+
+
+def fma32(a: float, b: float, c: float) -> np.float32:
+    """fmaf: a * b + c rounded once to float32 (exact rational arithmetic, then the nearest
+    float32, ties to even)."""
+    exact = Fraction(float(F32(a))) * Fraction(float(F32(b))) + Fraction(float(F32(c)))
+    near = F32(float(exact))  # within one float32 step of the answer (double rounding)
+    steps = (np.nextafter(near, F32(-np.inf)), near, np.nextafter(near, F32(np.inf)))
+    return min(steps, key=lambda v: (abs(Fraction(float(v)) - exact), int(F32(v).view(np.uint32)) & 1))
+
+
+def original_zero_point(q) -> int:
+    """A zero point in the model's own type (Kiln holds ONNX uint8 shifted by -128)."""
+    return q.zp + (128 if q.unsigned else 0)
+
+
+def add_constants(qa, qb, qc) -> dict:
+    """QLinearAdd (MlasQLinearAddKernelAvx2Helper): the scale ratios and the fixed part
+    c_zp - (ratio_a * a_zp + ratio_b * b_zp), whose first product onnxruntime's compiler fuses
+    into the sum (found by comparing every input pair with onnxruntime:
+    tests/quant/test_onnxruntime_numerics.py)."""
+    ratio_a, ratio_b = F32(F32(qa.s) / F32(qc.s)), F32(F32(qb.s) / F32(qc.s))
+    za, zb, zc = (F32(original_zero_point(q)) for q in (qa, qb, qc))
+    fixed = F32(zc - fma32(ratio_a, za, F32(ratio_b * zb)))
+    return {"ratio_a": float(ratio_a), "ratio_b": float(ratio_b), "fixed": float(fixed),
+            "a_offset": 128 * qa.unsigned, "b_offset": 128 * qb.unsigned, "out_offset": 128 * qc.unsigned}
+
+
+def mul_constants(qa, qb, qc) -> dict:
+    """QLinearMul (MlasQLinearMulKernel): (a_scale * b_scale) / c_scale and c's zero point."""
+    ratio = F32(F32(F32(qa.s) * F32(qb.s)) / F32(qc.s))
+    return {"ratio": float(ratio), "out_zp": float(original_zero_point(qc)), "a_zp": qa.zp, "b_zp": qb.zp,
+            "out_offset": 128 * qc.unsigned}
+
+
+def global_average_scale(x_scale: float, y_scale: float, count: int) -> float:
+    """QLinearGlobalAveragePool's one scale, x_scale / (y_scale * (float)count) in float32."""
+    return float(F32(F32(x_scale) / F32(F32(y_scale) * F32(count))))
+
+
+def average_pool(windows: np.ndarray, x_scale: float, x_zp: int, y_scale: float, y_zp_original: int,
+                 out_offset: int) -> np.ndarray:
+    """QLinearAveragePool (not global): each input dequantized x_scale * (x - x_zp), summed
+    in float32 in window order (last axis), divided by the count, then
+    round(y / y_scale + y_zp) in the original type, saturated (Kiln's int8 out)."""
+    values = F32(x_scale) * (np.asarray(windows, np.int64) - x_zp).astype(F32)
+    total = np.zeros(values.shape[:-1], F32)
+    for k in range(values.shape[-1]):
+        total = (total + values[..., k]).astype(F32)
+    v = ((total / F32(values.shape[-1])) / F32(y_scale) + F32(y_zp_original)).astype(F32)
+    return np.clip(round_half_even(v) - out_offset, -128, 127).astype(np.int8)
 
 
 def int8_codes() -> np.ndarray:
@@ -96,4 +148,4 @@ def softmax(x: np.ndarray, table: np.ndarray, y_scale: float, zero_point: int, u
     q = round_half_even((e * F32(y_scale)) / total[..., None]) + zero_point
     if uint8:
         return (np.minimum(q + 128, 255) - 128).astype(np.int8)
-    return (q & 0xFF).astype(np.uint8).view(np.int8)
+    return np.where(q > 255, -1, q & 0xFF).astype(np.uint8).view(np.int8)
