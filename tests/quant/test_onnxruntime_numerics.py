@@ -1,20 +1,19 @@
 """`--numerics onnxruntime`: the onnxruntime kernel variant (codegen/kernels/onnxruntime/:
-conv2d_s8, depthwise_conv2d_s8, fully_connected_s8, quantize_f32) bit-exact with onnxruntime's
-CPU kernels, and codegen/quant/onnxruntime.py's mirrors of its arithmetic.
+conv2d_s8, depthwise_conv2d_s8, fully_connected_s8, quantize_f32, add_bcast_s8, mul_bcast_s8,
+mean_s8, average_pool2d_s8, softmax_s8, unary_lut_s8) bit-exact with onnxruntime's CPU kernels,
+and codegen/quant/onnxruntime.py's mirrors of its arithmetic.
 
 The reference is onnxruntime at ORT_ENABLE_ALL with int8 QDQ fusion allowed
 (codegen/verify/reference.py), where QDQ groups run as its QLinearConv / QGemm kernels."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from bench.quant_onnx_models import Variant, quantized
+from bench.quant_onnx_models import LINEAR_CNN, VARIANTS, quantized
 from codegen.options import CompileOptions
 from codegen.quant import onnxruntime as ortq
 from codegen.targets import load_target
@@ -22,10 +21,6 @@ from codegen.verify.run import verify_model
 
 ort = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxruntime.quantization")
-
-LINEAR_CNN = [Variant("linear_cnn", f, a, pc)
-              for f, a, pc in itertools.product(("QDQ", "QOperator"), ("uint8", "int8"), (False, True))]
-
 
 def _exact(path, target: str, numerics: str = "onnxruntime"):
     (out,) = verify_model(path, CompileOptions(load_target(target), numerics=numerics), samples=10).outputs
@@ -42,6 +37,54 @@ def test_linear_layers_bit_exact_with_onnxruntime_on_host(variant, tmp_path):
 @pytest.mark.parametrize("variant", LINEAR_CNN[1::3], ids=lambda v: v.label)
 def test_linear_layers_bit_exact_with_onnxruntime_on_cortex_m4(variant, tmp_path):
     out = _exact(quantized(variant, tmp_path), "cortex-m4")
+    assert out.ok and out.elements_off == 0, out
+
+
+# QOperator CNN (QLinearConv, QLinearAdd, QLinearAveragePool, QLinearConcat,
+# QLinearGlobalAveragePool, QGemm, QLinearSoftmax) and the MLPs (QGemm, QLinearLeakyRelu,
+# QLinearSigmoid, QLinearMul, QDQ too): per channel by default, per tensor in the slow sweep
+WHOLE = [pytest.param(v, marks=pytest.mark.slow) if not v.per_channel else v for v in VARIANTS
+         if (v.model, v.fmt) in (("cnn", "QOperator"), ("mlp", "QOperator"), ("mlp", "QDQ"))]
+
+
+@pytest.mark.parametrize("variant", WHOLE, ids=lambda v: v.label)
+def test_networks_bit_exact_with_onnxruntime_on_host(variant, tmp_path):
+    out = _exact(quantized(variant, tmp_path), "host")
+    assert out.ok and out.elements_off == 0, out
+
+
+def _binary_model(op: str, dtype: str, scales, zero_points) -> onnx.ModelProto:
+    """Float a, b -> QuantizeLinear -> com.microsoft `op` -> DequantizeLinear."""
+    tp = TensorProto.UINT8 if dtype == "uint8" else TensorProto.INT8
+    names = ("a", "b", "y")
+    inits = [t for n, s, z in zip(names, scales, zero_points)
+             for t in (numpy_helper.from_array(np.float32(s), f"{n}_s"), numpy_helper.from_array(np.array(z, dtype), f"{n}_z"))]
+    q = [helper.make_node("QuantizeLinear", [n, f"{n}_s", f"{n}_z"], [f"{n}_q"]) for n in names[:2]]
+    op_node = helper.make_node(op, ["a_q", "a_s", "a_z", "b_q", "b_s", "b_z", "y_s", "y_z"], ["y_q"],
+                               domain="com.microsoft")
+    dq = helper.make_node("DequantizeLinear", ["y_q", "y_s", "y_z"], ["y"])
+    graph = helper.make_graph(q + [op_node, dq], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 65536])
+                                                      for n in names[:2]],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 65536])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)],
+                             ir_version=8)
+
+
+@pytest.mark.parametrize("op,dtype", [("QLinearAdd", "uint8"), ("QLinearAdd", "int8"), ("QLinearMul", "uint8"),
+                                      ("QLinearMul", "int8")])
+def test_binary_ops_bit_exact_on_every_input_pair(op, dtype, tmp_path):
+    """All 65,536 pairs of input codes: QLinearAdd's fused multiply-adds and QLinearMul's float
+    requantization, uint8 on its original values."""
+    lo = 0 if dtype == "uint8" else -128
+    codes = np.arange(lo, lo + 256)
+    scales, zps = (0.0371, 0.0113, 0.0459), (lo + 101, lo + 140, lo + 77)
+    a, b = (((c.reshape(1, -1) - z) * np.float32(s)).astype(np.float32)
+            for c, z, s in zip(np.meshgrid(codes, codes, indexing="ij"), zps, scales))
+    path = tmp_path / f"{op}.onnx"
+    onnx.save(_binary_model(op, dtype, scales, zps), path)
+    np.savez(tmp_path / "pairs.npz", a=a.reshape(1, -1), b=b.reshape(1, -1))
+    (out,) = verify_model(path, CompileOptions(load_target("host"), numerics="onnxruntime"),
+                          inputs=tmp_path / "pairs.npz").outputs
     assert out.ok and out.elements_off == 0, out
 
 
