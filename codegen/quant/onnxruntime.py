@@ -105,6 +105,39 @@ def average_pool(windows: np.ndarray, x_scale: float, x_zp: int, y_scale: float,
     return np.clip(round_half_even(v) - out_offset, -128, 127).astype(np.int8)
 
 
+# MlasLogisticConstants: Eigen's rational approximation of the logistic function
+_LOGISTIC_RANGE = (F32(-18.0), F32(18.0))
+_LOGISTIC_P = tuple(F32(c) for c in (4.37031012579801e-11, 1.15627324459942e-07, 6.08574864600143e-05,
+                                     8.51377133304701e-03, 2.48287947061529e-01))
+_LOGISTIC_Q = tuple(F32(c) for c in (6.10247389755681e-13, 5.76102136993427e-09, 6.29106785017040e-06,
+                                     1.70198817374094e-03, 1.16817656904453e-01, 9.93151921023180e-01))
+
+
+def _horner(x2: np.float32, coefficients) -> np.float32:
+    acc = fma32(x2, coefficients[0], coefficients[1])
+    for c in coefficients[2:]:
+        acc = fma32(acc, x2, c)
+    return acc
+
+
+def logistic(x: np.ndarray) -> np.ndarray:
+    """MlasComputeLogistic as its FMA3 kernel computes it on x86 (fused multiply-adds;
+    onnxruntime's tables from it agree with the unfused form on every input tried):
+    clamp to [-18, 18], p(x) / q(x) + 0.5, clamped to [0, 1]."""
+    out = []
+    for v in np.asarray(x, F32).reshape(-1):
+        v = F32(min(max(v, _LOGISTIC_RANGE[0]), _LOGISTIC_RANGE[1]))
+        v2 = F32(v * v)
+        r = F32(F32(F32(_horner(v2, _LOGISTIC_P) * v) / _horner(v2, _LOGISTIC_Q)) + F32(0.5))
+        out.append(min(max(r, F32(0.0)), F32(1.0)))
+    return np.array(out, F32).reshape(np.shape(x))
+
+
+def leaky_relu(alpha: float):
+    """QLinearLeakyRelu's function: v >= 0 ? v : alpha * v in float32."""
+    return lambda v: np.where(v >= 0, v, F32(alpha) * v).astype(F32)
+
+
 def int8_codes() -> np.ndarray:
     """The 256 int8 values in table order (indexed by their bit pattern, as kiln_lut_s8)."""
     return np.arange(256, dtype=np.uint8).view(np.int8)
