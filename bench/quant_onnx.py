@@ -25,7 +25,7 @@ from pathlib import Path
 from bench.quant_onnx_models import LINEAR_CNN, MEASURED_ONLY, VARIANTS, quantized
 from codegen.errors import KilnError
 from codegen.options import CompileOptions
-from codegen.targets import load_target
+from codegen.targets import load_target, with_kernels
 from codegen.verify.compare import format_lsb_counts
 from codegen.verify.profile import profile_model
 from codegen.verify.run import verify_model
@@ -61,15 +61,16 @@ def rows(targets: list[str], samples: int, tmp: Path) -> list[str]:
 
 
 def instruction_rows(target: str, tmp: Path) -> list[str]:
-    """Instructions per inference (one sample) of every static model in both numerics."""
+    """Instructions per inference (one sample) of every static model: TFLite's numerics on the
+    target's kernels and on the reference kernels only, onnxruntime's numerics."""
     out = []
+    builds = (("tflite", load_target(target)), ("tflite", with_kernels(load_target(target), ("reference",))),
+              ("onnxruntime", load_target(target)))
     for v in LINEAR_CNN + [v for v in VARIANTS if v.fmt != "dynamic"]:
-        path, counts = quantized(v, tmp), []
-        for numerics in NUMERICS:
-            prof = profile_model(path, CompileOptions(load_target(target), numerics=numerics))
-            counts.append(min(prof.totals))
-        change = 100.0 * (counts[1] - counts[0]) / counts[0]
-        out.append("| " + " | ".join(_label(v) + [f"{counts[0]:,}", f"{counts[1]:,}", f"{change:+.1f} %"]) + " |")
+        path = quantized(v, tmp)
+        counts = [min(profile_model(path, CompileOptions(t, numerics=n)).totals) for n, t in builds]
+        change = 100.0 * (counts[2] - counts[1]) / counts[1]
+        out.append("| " + " | ".join(_label(v) + [f"{c:,}" for c in counts] + [f"{change:+.1f} %"]) + " |")
         print(out[-1], flush=True)
     return out
 
@@ -112,9 +113,12 @@ def main() -> None:
             + command + "\n\n" + "\n".join(head + table) + "\n")
     if counts:
         text += (f"\n## Instructions per inference on {args.profile}\n\n"
-                 "One inference (`kiln profile`, exact instruction count in QEMU), both numerics.\n\n"
-                 "| model | format | activations | weights | tflite | onnxruntime | change |\n"
-                 "|---|---|---|---|---|---|---|\n" + "\n".join(counts) + "\n")
+                 "One inference (`kiln profile`, exact instruction count in QEMU): TFLite's numerics on the "
+                 "target's kernels (DSP), on the reference kernels only (`--kernels reference`), and "
+                 "onnxruntime's numerics (portable kernels); the last column compares the two portable builds.\n\n"
+                 "| model | format | activations | weights | tflite | tflite, reference kernels | onnxruntime "
+                 "| onnxruntime against tflite reference |\n"
+                 "|---|---|---|---|---|---|---|---|\n" + "\n".join(counts) + "\n")
     if converted:
         text += ("\nThe same networks converted by TensorFlow's TFLiteConverter (full int8, float input and output, "
                  "the same calibration inputs; bench/quant_onnx_tflite.py), compiled by Kiln:\n\n"
