@@ -142,14 +142,17 @@ def check_arena_options(options: CompileOptions) -> None:
 
 def with_numerics(options: CompileOptions) -> CompileOptions:
     """--numerics onnxruntime: the onnxruntime kernel variant first on the target
-    (codegen/kernels/onnxruntime/), so that it computes every int8 request it has a kernel for."""
+    (codegen/kernels/onnxruntime/), so that it computes every int8 request it has a kernel for,
+    and no planner fusion: a fused int8 chain (fused_elementwise_s8) would compute TFLite's
+    arithmetic."""
     if options.numerics == "tflite":
         return options
     if options.numerics != "onnxruntime":
         raise KilnError(f"--numerics must be 'tflite' or 'onnxruntime', not '{options.numerics}'")
     if options.target.variants[0] == "onnxruntime":
         return options
-    return replace(options, target=replace(options.target, variants=("onnxruntime",) + options.target.variants))
+    return replace(options, target=replace(options.target, variants=("onnxruntime",) + options.target.variants),
+                   fusion="off")
 
 
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:

@@ -4,10 +4,11 @@ QLinearAveragePool, QLinearConcat, QLinearWhere, QLinearSoftmax, QLinearSigmoid,
 and its QuantizeLinear / DequantizeLinear.
 
 Each becomes Kiln's int8 op on int8 tensors (uint8 shifted by -128, see ops_quant), so it runs
-on the same int8 kernels (and their DSP / Helium / NEON variants) as a TFLite model. Their
-arithmetic is TFLite's (fixed-point requantization), which differs from onnxruntime's float
+on the same int8 kernels (and their DSP / Helium / NEON variants) as a TFLite model. By default
+their arithmetic is TFLite's (fixed-point requantization), which differs from onnxruntime's float
 requantization by one step where a value falls near a rounding boundary: `kiln verify` judges
-these outputs in LSB. QLinearSigmoid and QLinearLeakyRelu, which onnxruntime computes by a
+these outputs in LSB. `--numerics onnxruntime` computes them as onnxruntime does
+(codegen/kernels/onnxruntime/). QLinearSigmoid and QLinearLeakyRelu, which onnxruntime computes by a
 256-entry table of the float function, are such a table too (QuantizedActivation).
 """
 
