@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.kernels.linear import output_stage, quant
+from codegen.kernels.spec import Prepared
 from codegen.quant.onnxruntime import output_scales
 
 VARIANT = "onnxruntime"
@@ -25,5 +26,17 @@ def ort_linear_fields(request, ctx, rows) -> tuple[dict, object]:
     scales = np.broadcast_to(output_scales(qx.s, qw.scale, qy.s), (rows.shape[0],))
     fields = {**output_stage(p), "input_zp": p.input_zp, "scale": ctx.constant(node, "scale", scales, "float32")}
     return fields, ctx.constant(node, "bias", folded, "int32")
+
+
+def ort_linear_prepared(spec, request, ctx, rows) -> Prepared:
+    """The call of an onnxruntime-numerics linear kernel: (input, weights, folded bias, output)
+    and the block of the request's shape with `ort_linear_fields` (input_zp where the block
+    has one: a kernel without padding folds the whole input offset into the bias)."""
+    node = request.node
+    fields, bias = ort_linear_fields(request, ctx, rows)
+    if "input_zp" not in spec.Params.__dataclass_fields__:
+        del fields["input_zp"]
+    args = (ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), bias, ctx.tensor(node.outputs[0]))
+    return Prepared(spec.Params(**request.params, **fields), args, spec.headers)
 
 

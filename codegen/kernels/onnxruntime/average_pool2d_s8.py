@@ -7,26 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels.onnxruntime import ORT_HEADERS, VARIANT
+from codegen.kernels.reference.pool2d import Pool2d
 from codegen.kernels.spec import Prepared, TypedSpec, kernel_spec
 from codegen.quant.onnxruntime import original_zero_point
 
 
 @dataclass(frozen=True)
-class AveragePool2dS8Ort:
-    batches: int
-    in_h: int
-    in_w: int
-    channels: int
-    out_h: int
-    out_w: int
-    kernel_h: int
-    kernel_w: int
-    stride_h: int
-    stride_w: int
-    pad_top: int
-    pad_left: int
-    act_min: int
-    act_max: int
+class AveragePool2dS8Ort(Pool2d):
     x_scale: float
     x_zp: int
     y_scale: float

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from codegen.kernels.inplace import allow_conv_overlap
 from codegen.kernels.linear import ConvShape, OutputStage, weights
-from codegen.kernels.onnxruntime import ORT_HEADERS, VARIANT, ort_linear_fields
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.kernels.onnxruntime import ORT_HEADERS, VARIANT, ort_linear_prepared
+from codegen.kernels.spec import KernelSpec, kernel_spec
 from codegen.lower.kernel import ConstArray
 
 
@@ -24,11 +24,8 @@ class Conv2dS8Onnxruntime(KernelSpec):
 
     @classmethod
     def prepare(cls, request, ctx):
-        node = request.node
         w = weights(request, ctx)
-        fields, bias = ort_linear_fields(request, ctx, w.reshape(w.shape[0], -1))
-        args = (ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), bias, ctx.tensor(node.outputs[0]))
-        return Prepared(cls.Params(**request.params, **fields), args, cls.headers)
+        return ort_linear_prepared(cls, request, ctx, w.reshape(w.shape[0], -1))
 
     @classmethod
     def declare(cls, call, ctx):

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels.linear import DepthwiseShape, OutputStage, weights
-from codegen.kernels.onnxruntime import ORT_HEADERS, VARIANT, ort_linear_fields
-from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
+from codegen.kernels.onnxruntime import ORT_HEADERS, VARIANT, ort_linear_prepared
+from codegen.kernels.spec import KernelSpec, kernel_spec
 from codegen.lower.kernel import ConstArray
 
 
@@ -23,8 +23,5 @@ class DepthwiseConv2dS8Onnxruntime(KernelSpec):
 
     @classmethod
     def prepare(cls, request, ctx):
-        node = request.node
         w = weights(request, ctx)
-        fields, bias = ort_linear_fields(request, ctx, w.reshape(-1, w.shape[3]).T)  # a row of taps per channel
-        args = (ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), bias, ctx.tensor(node.outputs[0]))
-        return Prepared(cls.Params(**request.params, **fields), args, cls.headers)
+        return ort_linear_prepared(cls, request, ctx, w.reshape(-1, w.shape[3]).T)  # a row of taps per channel
