@@ -15,7 +15,7 @@ from codegen.budget import check_budget, need_of
 from codegen.emit.render import io_cname, render
 from codegen.emit.weights_blob import blob_file, weights_manifest
 from codegen.errors import KilnError
-from codegen.frontends import load_model
+from codegen.frontends import load_model, model_format
 from codegen.fusion.patch import patch_first_stage
 from codegen.memory.arena_measure import arena_measure
 from codegen.lower.band_views import apply_band_views
@@ -157,6 +157,9 @@ def with_numerics(options: CompileOptions) -> CompileOptions:
 
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:
     check_arena_options(options)
+    if options.numerics == "onnxruntime" and model_format(model) != "onnx":
+        raise KilnError("--numerics onnxruntime is onnxruntime's arithmetic for ONNX models; "
+                        "a TFLite model runs in TFLite's (the default)", where=str(model))
     options = with_numerics(options)
     with progress.step(f"importing {model.name}"):
         g = load_model(model, options.input_shapes, options.specialized, check=options.check_model)

@@ -134,3 +134,14 @@ def test_quantize_mirrors_quantize_linear():
         shift = 128 if dtype == np.uint8 else 0
         ours = ortq.quantize(x, 0.5, zp - shift).astype(np.int64) + shift
         np.testing.assert_array_equal(ours, got.astype(np.int64))
+
+
+def test_a_tflite_model_is_refused_in_onnxruntime_numerics(tmp_path):
+    from pathlib import Path
+
+    from codegen.compiler import compile_model
+    from codegen.errors import KilnError
+
+    tflite = Path(__file__).resolve().parents[1] / "golden" / "models" / "tiny_int8.tflite"
+    with pytest.raises(KilnError, match="ONNX models"):
+        compile_model(tflite, CompileOptions(load_target("host"), numerics="onnxruntime"))
