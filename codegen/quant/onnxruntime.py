@@ -14,7 +14,7 @@ any target with IEEE float32:
   QLinearLeakyRelu): each input dequantized as x_scale * (x - x_zp), the function applied,
   then quantized as above (QlinearBuildLookupTable);
 - QLinearSoftmax: a table of float32 exp values computed in double, a float32 sum, and
-  round((e * floor(1 / y_scale)) / sum) + zero point.
+  round((e * floor(1 / y_scale)) / sum) + zero point, capped at the type's maximum.
 Kiln keeps uint8 tensors as int8 (shifted by -128, zero points too); each formula gives the
 same integers in that form, since it only adds the zero point after rounding and clamps in
 output units.
@@ -167,18 +167,15 @@ def softmax_y_scale(y_scale: float) -> float:
     return float(F32(math.floor(F32(1.0) / F32(y_scale))))
 
 
-def softmax(x: np.ndarray, table: np.ndarray, y_scale: float, zero_point: int, uint8: bool) -> np.ndarray:
+def softmax(x: np.ndarray, table: np.ndarray, y_scale: float, zero_point: int) -> np.ndarray:
     """QlinearSoftmaxCPU over the last axis of int8 `x` (Kiln's form): the sum of the
     max-shifted table entries in float32, left to right, then each
-    round((e * y_scale) / sum) + zero point. uint8: the result capped at 255 (Kiln: 127);
-    int8: onnxruntime stores int8(q), which wraps above 127 (a probability of one with zero
-    point -128 comes out as -128), and so does Kiln."""
+    round((e * y_scale) / sum) + zero point, capped at the type's maximum (onnxruntime 1.32
+    saturates a probability of one with zero point -128 to 127, uint8's to 255)."""
     x = np.asarray(x, np.int64)
     e = np.asarray(table, F32)[x - x.max(axis=-1, keepdims=True) + 255]
     total = np.zeros(x.shape[:-1], F32)
     for k in range(x.shape[-1]):
         total = (total + e[..., k]).astype(F32)
     q = round_half_even((e * F32(y_scale)) / total[..., None]) + zero_point
-    if uint8:
-        return (np.minimum(q + 128, 255) - 128).astype(np.int8)
-    return np.where(q > 255, -1, q & 0xFF).astype(np.uint8).view(np.int8)
+    return np.minimum(q, 127).astype(np.int8)

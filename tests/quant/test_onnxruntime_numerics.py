@@ -145,3 +145,44 @@ def test_a_tflite_model_is_refused_in_onnxruntime_numerics(tmp_path):
     tflite = Path(__file__).resolve().parents[1] / "golden" / "models" / "tiny_int8.tflite"
     with pytest.raises(KilnError, match="ONNX models"):
         compile_model(tflite, CompileOptions(load_target("host"), numerics="onnxruntime"))
+
+
+def _ms_model(op: str, dtype, shape, out_shape, x_q, y_q, **attrs) -> onnx.ModelProto:
+    tp = TensorProto.UINT8 if dtype == np.uint8 else TensorProto.INT8
+    inits = [numpy_helper.from_array(np.float32(x_q[0]), "xs"), numpy_helper.from_array(np.array(x_q[1], dtype), "xz"),
+             numpy_helper.from_array(np.float32(y_q[0]), "ys"), numpy_helper.from_array(np.array(y_q[1], dtype), "yz")]
+    node = helper.make_node(op, ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft", **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", tp, list(shape))],
+                              [helper.make_tensor_value_info("y", tp, list(out_shape))], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_softmax_mirror_matches_qlinear_softmax(dtype):
+    """Peaked rows too: a probability of one is capped at the type's maximum."""
+    lo = 0 if dtype == np.uint8 else -128
+    rng = np.random.default_rng(2)
+    x = rng.integers(lo, lo + 256, (64, 10))
+    x[:8] = lo
+    x[:8, 3] = lo + 255  # one element far above the rest
+    x = x.astype(dtype)
+    y_zp = lo
+    model = _ms_model("QLinearSoftmax", dtype, x.shape, x.shape, (0.08, lo + 100), (1 / 256, y_zp), axis=-1, opset=13)
+    (got,) = _session(model).run(None, {"x": x})
+    shift = 128 if dtype == np.uint8 else 0
+    table = ortq.softmax_exp_table(0.08, 10)
+    ours = ortq.softmax(x.astype(np.int64) - shift, table, ortq.softmax_y_scale(1 / 256), y_zp - shift)
+    np.testing.assert_array_equal(ours.astype(np.int64) + shift, got.astype(np.int64))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_average_pool_mirror_matches_qlinear_average_pool(dtype):
+    lo = 0 if dtype == np.uint8 else -128
+    x = np.random.default_rng(3).integers(lo, lo + 256, (1, 4, 6, 6)).astype(dtype)
+    model = _ms_model("QLinearAveragePool", dtype, x.shape, (1, 4, 3, 3), (0.05, lo + 90), (0.03, lo + 120),
+                      kernel_shape=[2, 2], strides=[2, 2])
+    (got,) = _session(model).run(None, {"x": x})
+    shift = 128 if dtype == np.uint8 else 0
+    windows = (x.astype(np.int64) - shift).reshape(1, 4, 3, 2, 3, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 4, 3, 3, 4)
+    ours = ortq.average_pool(windows, 0.05, lo + 90 - shift, 0.03, lo + 120, shift)
+    np.testing.assert_array_equal(ours.astype(np.int64) + shift, got.astype(np.int64))

@@ -1,6 +1,7 @@
 """templates/kernels/onnxruntime/softmax_s8.c.j2: onnxruntime's QLinearSoftmax along the last
 axis: a table of float32 exponentials built at compile time as onnxruntime builds it, a float32
-sum per row, round((e * floor(1 / y_scale)) / sum) + zero point (codegen/quant/onnxruntime.py)."""
+sum per row, round((e * floor(1 / y_scale)) / sum) + zero point, capped at the maximum
+(codegen/quant/onnxruntime.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ class SoftmaxS8Ort:
     exp_table: ConstArray  # float32 [256]: entry 255 + (x - row max)
     y_scale: float  # floor(1 / y_scale)
     output_zp: int  # Kiln's output zero point
-    unsigned_out: bool  # uint8 output: capped at 255; int8: stored as int8(q), which wraps
 
 
 @kernel_spec
@@ -33,5 +33,5 @@ class SoftmaxS8Onnxruntime(KernelSpec):
         depth = request.params["depth"]
         table = ctx.constant(node, "exp_table", softmax_exp_table(qx.s, depth), "float32")
         params = cls.Params(outer=request.params["outer"], depth=depth, exp_table=table,
-                            y_scale=softmax_y_scale(qy.s), output_zp=qy.zp, unsigned_out=qy.unsigned)
+                            y_scale=softmax_y_scale(qy.s), output_zp=qy.zp)
         return Prepared(params, (ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])), cls.headers)
