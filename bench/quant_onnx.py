@@ -1,14 +1,19 @@
 """bench/QUANT_ONNX.md: onnxruntime-quantized models (bench/quant_onnx_models.py) run by Kiln
-against onnxruntime, in LSB of the output scale.
+against onnxruntime, in LSB of the output scale, in both int8 numerics, and what each costs in
+instructions on cortex-m4.
 
-    .venv/bin/python -m bench.quant_onnx [--targets host,cortex-m4] [--samples 20]
+    .venv/bin/python -m bench.quant_onnx [--targets host,cortex-m4] [--samples 20] [--profile cortex-m4]
 
 Each row: the largest distance in LSB over all samples and output elements, and how many
-elements are off by how many LSB. Numerics "tflite": Kiln's int8 kernels (TFLite's fixed-point
-requantization, round half away from zero) against onnxruntime's (float multiplier, round half
-to even); onnxruntime runs at ORT_ENABLE_BASIC (see codegen/verify/reference.py). uint8
-models have 7-bit weights (reduce_range, see bench/quant_onnx_models.py). quantize_dynamic
-models have float outputs, judged relatively.
+elements are off by how many LSB. Numerics "tflite" (the default): Kiln's int8 kernels
+(TFLite's fixed-point requantization, round half away from zero) against onnxruntime at
+ORT_ENABLE_BASIC, where its QLinear* kernels (QOperator) or DequantizeLinear -> float op ->
+QuantizeLinear (QDQ) run as written; tolerance 1 LSB. Numerics "onnxruntime"
+(`--numerics onnxruntime`): onnxruntime's arithmetic against onnxruntime at ORT_ENABLE_ALL with
+`session.qdqisint8allowed` = 1, where QDQ groups run as the same QLinear* kernels (on x86 without
+VNNI onnxruntime otherwise leaves int8 QDQ groups in float); tolerance 0. uint8 models have
+7-bit weights (reduce_range, see bench/quant_onnx_models.py). quantize_dynamic models have
+float outputs, judged relatively.
 """
 
 from __future__ import annotations
@@ -17,71 +22,108 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from bench.quant_onnx_models import MEASURED_ONLY, VARIANTS, quantized
+from bench.quant_onnx_models import LINEAR_CNN, MEASURED_ONLY, VARIANTS, quantized
 from codegen.errors import KilnError
 from codegen.options import CompileOptions
-from codegen.targets import load_target
+from codegen.targets import load_target, with_kernels
 from codegen.verify.compare import format_lsb_counts
+from codegen.verify.profile import profile_model
 from codegen.verify.run import verify_model
 
 TABLE = Path(__file__).with_name("QUANT_ONNX.md")
+NUMERICS = ("tflite", "onnxruntime")
 
 
-def rows(targets: list[str], samples: int) -> list[str]:
+def _label(v) -> list[str]:
+    return [v.model, v.fmt, v.activations, "per channel" if v.per_channel else "per tensor"]
+
+
+def _cells(path: Path, target: str, numerics: str, samples: int) -> list[str]:
+    try:
+        (o,) = verify_model(path, CompileOptions(load_target(target), numerics=numerics), samples=samples).outputs
+    except KilnError as err:
+        return ["-", "-", f"refused: {err}"]
+    if o.lsb is None:  # quantize_dynamic: float outputs
+        return ["(float)", f"{o.mismatches} / {o.elements}", f"max relative error {o.max_rel_error:.2g} (tolerance 1e-5)"]
+    return [str(o.max_lsb), f"{o.elements_off} / {o.elements}", format_lsb_counts(o)]
+
+
+def rows(targets: list[str], samples: int, tmp: Path) -> list[str]:
     out = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for v in VARIANTS + MEASURED_ONLY:
-            path = quantized(v, Path(tmp))
+    for v in LINEAR_CNN + VARIANTS + MEASURED_ONLY:
+        path = quantized(v, tmp)
+        for numerics in NUMERICS:
             for target in targets:
-                numerics = "float32, exact integer sums" if v.fmt == "dynamic" else "tflite"
-                cells = [v.model, v.fmt, v.activations, "per channel" if v.per_channel else "per tensor", target,
-                         numerics]
-                try:
-                    (o,) = verify_model(path, CompileOptions(load_target(target)), samples=samples).outputs
-                    if o.lsb is None:  # quantize_dynamic: float outputs
-                        cells += ["(float)", f"{o.mismatches} / {o.elements}",
-                                  f"max relative error {o.max_rel_error:.2g} (tolerance 1e-5)"]
-                    else:
-                        cells += [str(o.max_lsb), f"{o.elements_off} / {o.elements}", format_lsb_counts(o)]
-                except KilnError as err:
-                    cells += ["-", "-", f"refused: {err}"]
-                out.append("| " + " | ".join(cells) + " |")
+                shown = "float32, exact integer sums" if v.fmt == "dynamic" else numerics
+                out.append("| " + " | ".join(_label(v) + [target, shown] + _cells(path, target, numerics, samples)) + " |")
                 print(out[-1], flush=True)
     return out
 
 
-NOTES = """
-Host and cortex-m4 (mps2-an386 in QEMU, the DSP kernels) agree to the bit: the int8 kernel
-variants are bit-exact with the reference kernels. The one- and two-step differences are the
-two requantizations: where onnxruntime's float multiplier and Kiln's fixed-point one put a
-value on either side of a rounding boundary the output moves by one step, and a one-step
-difference inside the network can grow into a second step at the output (1 of 200 elements of
-the QOperator int8 CNN, 2 of 200 of the QOperator uint8 MLP).
+def instruction_rows(target: str, tmp: Path) -> list[str]:
+    """Instructions per inference (one sample) of every static model: TFLite's numerics on the
+    target's kernels and on the reference kernels only, onnxruntime's numerics."""
+    out = []
+    builds = (("tflite", load_target(target)), ("tflite", with_kernels(load_target(target), ("reference",))),
+              ("onnxruntime", load_target(target)))
+    for v in LINEAR_CNN + [v for v in VARIANTS if v.fmt != "dynamic"]:
+        path = quantized(v, tmp)
+        counts = [min(profile_model(path, CompileOptions(t, numerics=n)).totals) for n, t in builds]
+        change = 100.0 * (counts[2] - counts[1]) / counts[1]
+        out.append("| " + " | ".join(_label(v) + [f"{c:,}" for c in counts] + [f"{change:+.1f} %"]) + " |")
+        print(out[-1], flush=True)
+    return out
 
-The statically quantized encoder is not within that bound yet: in QDQ it drifts by up to 4
-LSB (softmax, two LayerNormalizations in float between Dequantize and Quantize, residuals),
-not analysed further; in QOperator its last LayerNormalization stays float, so its float
-output carries the quantization error and is judged relatively (fails at 1e-5). Its dynamic
-form is exact.
 
-`--numerics onnxruntime` (onnxruntime's arithmetic bit for bit) is not built yet; instruction
-counts of both numerics are therefore not in this table.
-"""
+def tflite_rows(target: str, folder: Path) -> list[str]:
+    """Instructions per inference of the TFLite conversions (bench/quant_onnx_tflite.py) in
+    `folder`, compiled by Kiln (TFLite's numerics, bit-exact with TFLite Micro)."""
+    out = []
+    for name in ("cnn", "mlp"):
+        path = folder / f"{name}.tflite"
+        if path.exists():
+            prof = profile_model(path, CompileOptions(load_target(target)))
+            out.append(f"| {name} | TFLite conversion, int8 | {min(prof.totals):,} |")
+            print(out[-1], flush=True)
+    return out
+
+
+NOTES = (Path(__file__).with_name("quant_onnx_notes.md"))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--targets", default="host", help="comma-separated Kiln targets (default host)")
     ap.add_argument("--samples", type=int, default=20)
+    ap.add_argument("--profile", default="cortex-m4", help="target whose instructions are counted ('' for none)")
+    ap.add_argument("--tflite", type=Path, help="folder of the TFLite conversions (bench/quant_onnx_tflite.py)")
     args = ap.parse_args()
-    table = rows(args.targets.split(","), args.samples)
+    with tempfile.TemporaryDirectory() as tmp:
+        table = rows(args.targets.split(","), args.samples, Path(tmp))
+        counts = instruction_rows(args.profile, Path(tmp)) if args.profile else []
+        converted = tflite_rows(args.profile, args.tflite) if args.profile and args.tflite else []
     head = ["| model | format | activations | weights | target | numerics | max LSB | elements off | distances |",
             "|---|---|---|---|---|---|---|---|---|"]
     about = __doc__.split("\n\n")[2].strip()
-    command = (f"Command: `.venv/bin/python -m bench.quant_onnx --targets {args.targets} --samples {args.samples}` "
-               f"({args.samples} random standard-normal inputs per row, seed 0).")
-    TABLE.write_text("# Quantized ONNX (onnxruntime's quantizers) against onnxruntime\n\n" + about + "\n\n"
-                     + command + "\n\n" + "\n".join(head + table) + "\n" + NOTES)
+    tflite = " --tflite DIR" if args.tflite else ""
+    command = (f"Command: `.venv/bin/python -m bench.quant_onnx --targets {args.targets} --samples {args.samples} "
+               f"--profile {args.profile}{tflite}` ({args.samples} random standard-normal inputs per row, seed 0; "
+               "DIR made by bench/quant_onnx_tflite.py).")
+    text = ("# Quantized ONNX (onnxruntime's quantizers) against onnxruntime\n\n" + about + "\n\n"
+            + command + "\n\n" + "\n".join(head + table) + "\n")
+    if counts:
+        text += (f"\n## Instructions per inference on {args.profile}\n\n"
+                 "One inference (`kiln profile`, exact instruction count in QEMU): TFLite's numerics on the "
+                 "target's kernels (DSP), on the reference kernels only (`--kernels reference`), and "
+                 "onnxruntime's numerics (portable kernels); the last column compares the two portable builds.\n\n"
+                 "| model | format | activations | weights | tflite | tflite, reference kernels | onnxruntime "
+                 "| onnxruntime against tflite reference |\n"
+                 "|---|---|---|---|---|---|---|---|\n" + "\n".join(counts) + "\n")
+    if converted:
+        text += ("\nThe same networks converted by TensorFlow's TFLiteConverter (full int8, float input and output, "
+                 "the same calibration inputs; bench/quant_onnx_tflite.py), compiled by Kiln:\n\n"
+                 "| model | form | instructions |\n|---|---|---|\n" + "\n".join(converted) + "\n")
+    TABLE.write_text(text + "\n" + NOTES.read_text())
 
 
 if __name__ == "__main__":

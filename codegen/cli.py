@@ -69,6 +69,10 @@ def _add_compile_options(p: argparse.ArgumentParser, target_required: bool = Tru
                    help="fail unless the activation arena fits in BYTES (suffixes K, M, G: 64K)")
     p.add_argument("--flash-limit", type=_size, metavar="BYTES",
                    help="fail unless weights plus estimated code fit in BYTES (suffixes K, M, G: 1M)")
+    p.add_argument("--numerics", choices=["tflite", "onnxruntime"], default="tflite",
+                   help="int8 arithmetic: tflite = TFLite's fixed-point requantization (bit-exact with TFLite "
+                        "Micro, the fastest on DSP cores); onnxruntime = onnxruntime's float requantization, "
+                        "bit-exact with its CPU kernels for quantized ONNX models (default tflite)")
     p.add_argument("--optimize", choices=["speed", "size", "ram"], default="speed",
                    help="what the fusion planner minimises: estimated cycles, flash or arena (default speed)")
     p.add_argument("--patch-stage", action="store_true",
@@ -238,7 +242,7 @@ def _options(args):
                           weights=args.weights, patch_stage=args.patch_stage or bool(args.patch_tiles),
                           patch_tiles=_patch_tiles(args.patch_tiles), optimize=args.optimize,
                           check_model=not args.no_check_model, arena=args.arena, io_in_arena=args.io_in_arena,
-                          variant_kernels=args.variant_kernels)
+                          variant_kernels=args.variant_kernels, numerics=args.numerics)
 
 
 def _cmd_build(args) -> int:

@@ -15,7 +15,7 @@ from codegen.budget import check_budget, need_of
 from codegen.emit.render import io_cname, render
 from codegen.emit.weights_blob import blob_file, weights_manifest
 from codegen.errors import KilnError
-from codegen.frontends import load_model
+from codegen.frontends import load_model, model_format
 from codegen.fusion.patch import patch_first_stage
 from codegen.fusion.planner import FusionPlan, plan_fusion
 from codegen.ir.graph import Graph
@@ -113,6 +113,8 @@ def _emit(lowered: LowerContext, buffers: list[Buffer], aliases: list[Alias], pl
     manifest["ram"] = ram_entry(lowered, plan, options)
     if options.arena != "static":
         manifest["arena_placement"] = options.arena
+    if options.numerics != "tflite":  # whose int8 arithmetic: `kiln verify` compares with that runtime's
+        manifest["numerics"] = options.numerics
     manifest["fusion_plan"] = fusion.manifest()
     if options.patch_stage:
         manifest["patch_stage"] = None if patched is None else patched.manifest()
@@ -148,8 +150,27 @@ def check_arena_options(options: CompileOptions) -> None:
                         "and --io-in-arena")
 
 
+def with_numerics(options: CompileOptions) -> CompileOptions:
+    """--numerics onnxruntime: the onnxruntime kernel variant first on the target
+    (codegen/kernels/onnxruntime/), so that it computes every int8 request it has a kernel for,
+    and no planner fusion: a fused int8 chain (fused_elementwise_s8) would compute TFLite's
+    arithmetic."""
+    if options.numerics == "tflite":
+        return options
+    if options.numerics != "onnxruntime":
+        raise KilnError(f"--numerics must be 'tflite' or 'onnxruntime', not '{options.numerics}'")
+    if options.target.variants[0] == "onnxruntime":
+        return options
+    return replace(options, target=replace(options.target, variants=("onnxruntime",) + options.target.variants),
+                   fusion="off")
+
+
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:
     check_arena_options(options)
+    if options.numerics == "onnxruntime" and model_format(model) != "onnx":
+        raise KilnError("--numerics onnxruntime is onnxruntime's arithmetic for ONNX models; "
+                        "a TFLite model runs in TFLite's (the default)", where=str(model))
+    options = with_numerics(options)
     with progress.step(f"importing {model.name}"):
         g = load_model(model, options.input_shapes, options.specialized, check=options.check_model)
     data = model.read_bytes()

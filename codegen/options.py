@@ -39,4 +39,8 @@ class CompileOptions:
     # parameters), "auto" (shared on a bare-metal target, where flash runs out; own elsewhere)
     variant_kernels: str = "auto"
     io_in_arena: bool = False
+    # int8 arithmetic: "tflite" (TFLite's fixed-point requantization, bit-exact with TFLite Micro)
+    # or "onnxruntime" (onnxruntime's float requantization, bit-exact with its CPU kernels;
+    # codegen/kernels/onnxruntime/)
+    numerics: str = "tflite"
     io_fixed: bool = False  # --ram-limit may not move the I/O (a --board project's main passes its own buffers)  # inputs and outputs planned inside the arena (N_input_k() / N_output_k())

@@ -85,6 +85,10 @@ class Quant:
     scale: tuple[float, ...]
     zero_point: tuple[int, ...]
     axis: int | None = None
+    # An ONNX uint8 tensor that Kiln holds as int8 (values and zero point shifted by -128):
+    # onnxruntime's numerics compute some ops on the uint8 values (codegen/kernels/onnxruntime/).
+    # Not part of equality: the same grid either way.
+    unsigned: bool = field(default=False, compare=False)
 
     @staticmethod
     def of(scale, zero_point=0, axis: int | None = None) -> "Quant":

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from codegen import progress
-from codegen.compiler import BuildResult, compile_model
+from codegen.compiler import BuildResult, compile_model, with_numerics
 from codegen.errors import KilnError
 from codegen.kernels.select import variant_for_name
 from codegen.options import CompileOptions
@@ -144,7 +144,8 @@ def profile_model(model: Path, options: CompileOptions, *, samples: int = 1, see
         raise KilnError(f"kiln profile counts instructions on an emulated board; target '{options.target.name}' "
                         f"has none (use a cortex-m or cortex-a target)")
     build = build if build is not None else compile_model(model, options)
-    return profile_build(build, options.target, samples=samples, seed=seed, plugin=plugin)
+    # the kernels' variants as the build chose them (--numerics onnxruntime puts its own first)
+    return profile_build(build, with_numerics(options).target, samples=samples, seed=seed, plugin=plugin)
 
 
 def profile_build(build: BuildResult, target: Target, *, samples: int = 1, seed: int = 0,

@@ -29,7 +29,8 @@ def is_quantized_onnx(proto) -> bool:
     return any(n.op_type.startswith(_QUANT_OP_PREFIXES) for n in proto.graph.node)
 
 
-def run_onnxruntime(model: Path, samples: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+def run_onnxruntime(model: Path, samples: list[dict[str, np.ndarray]],
+                    numerics: str = "tflite") -> list[dict[str, np.ndarray]]:
     try:
         import onnxruntime as ort
     except ImportError:
@@ -45,6 +46,12 @@ def run_onnxruntime(model: Path, samples: list[dict[str, np.ndarray]]) -> list[d
         # around Gemm/MatMul into a u8s8 kernel whose int16 pair sums saturate on x86 without
         # VNNI, so its answer would depend on the host's CPU (tests/onnx_models.py).
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        if numerics == "onnxruntime":
+            # Kiln in onnxruntime's numerics computes what its QLinear* kernels compute: QDQ
+            # groups fused into them (the extended level), int8 activations too (on x86 without
+            # VNNI onnxruntime leaves s8s8 QDQ groups in float unless asked)
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            opts.add_session_config_entry("session.qdqisint8allowed", "1")
     sess = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
     feeds_names = [i.name for i in sess.get_inputs()]
@@ -167,11 +174,11 @@ def _tflite_output_dtypes(model: Path) -> list[str]:
     return [names.get(sg.Tensors(sg.Outputs(k)).Type(), "other") for k in range(sg.OutputsLength())]
 
 
-def default_tolerance_lsb(reference: str) -> int:
+def default_tolerance_lsb(reference: str, numerics: str = "tflite") -> int:
     """0 where Kiln's numerics are the reference's (TFLite Micro), 1 against onnxruntime, whose
     requantization (float multiplier, round half to even) Kiln's TFLite numerics differ from by
     one step where a value falls near a rounding boundary."""
-    return 0 if reference == "tflite-micro" else 1
+    return 0 if reference == "tflite-micro" or numerics == "onnxruntime" else 1
 
 
 def reference_name(model: Path) -> str:
@@ -180,11 +187,13 @@ def reference_name(model: Path) -> str:
     return "tflite-micro" if is_quantized_tflite(model) else "litert"
 
 
-def run_reference(model: Path, samples: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+def run_reference(model: Path, samples: list[dict[str, np.ndarray]],
+                  numerics: str = "tflite") -> list[dict[str, np.ndarray]]:
     name = reference_name(model)
-    runner = {"onnxruntime": run_onnxruntime, "tflite-micro": run_tflite_micro, "litert": run_litert}[name]
     try:
-        return runner(model, samples)
+        if name == "onnxruntime":
+            return run_onnxruntime(model, samples, numerics)
+        return {"tflite-micro": run_tflite_micro, "litert": run_litert}[name](model, samples)
     except KilnError:
         raise
     except Exception as err:  # the runtime refuses a model Kiln compiled: nothing to compare with

@@ -80,9 +80,10 @@ def compare_with_reference(model: Path, manifest: dict, inputs: list[dict[str, n
                            got: list[dict[str, np.ndarray]], tolerance_lsb: int | None = None) -> VerifyResult:
     """The outputs the generated code gave for `inputs` against the reference runtime's."""
     reference = reference_name(model)
+    numerics = manifest.get("numerics", "tflite")  # the build's int8 arithmetic
     with progress.step(f"running the reference ({reference}) on {len(inputs)} samples"):
-        ref = run_reference(model, inputs)
-    tolerance = default_tolerance_lsb(reference) if tolerance_lsb is None else tolerance_lsb
+        ref = run_reference(model, inputs, numerics)
+    tolerance = default_tolerance_lsb(reference, numerics) if tolerance_lsb is None else tolerance_lsb
     lsbs = output_lsbs(model, len(manifest["outputs"]))
     reports, metrics = [], []
     for k, io in enumerate(manifest["outputs"]):

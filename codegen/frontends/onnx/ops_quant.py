@@ -22,6 +22,8 @@ while their sums stay below 2^24).
 
 from __future__ import annotations
 
+import dataclasses
+
 import ml_dtypes
 import numpy as np
 import onnx
@@ -69,7 +71,8 @@ def _activation_quant(ctx: ConvertContext, node: OnnxNode, s: int, z: int, defau
     zp = _zero_point(node, zp_data, default_uint8)
     if zp.size != 1:
         raise node.error(f"{zp.size} zero points for one scale")
-    return Quant.of(float(scale[0]), int(zp[0]))
+    unsigned = default_uint8 if zp_data is None else zp_data.dtype == np.uint8
+    return dataclasses.replace(Quant.of(float(scale[0]), int(zp[0])), unsigned=bool(unsigned))
 
 
 def _is_qdq(ctx: ConvertContext, node: OnnxNode) -> bool:

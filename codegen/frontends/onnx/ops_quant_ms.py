@@ -4,11 +4,12 @@ QLinearAveragePool, QLinearConcat, QLinearWhere, QLinearSoftmax, QLinearSigmoid,
 and its QuantizeLinear / DequantizeLinear.
 
 Each becomes Kiln's int8 op on int8 tensors (uint8 shifted by -128, see ops_quant), so it runs
-on the same int8 kernels (and their DSP / Helium / NEON variants) as a TFLite model. Their
-arithmetic is TFLite's (fixed-point requantization), which differs from onnxruntime's float
+on the same int8 kernels (and their DSP / Helium / NEON variants) as a TFLite model. By default
+their arithmetic is TFLite's (fixed-point requantization), which differs from onnxruntime's float
 requantization by one step where a value falls near a rounding boundary: `kiln verify` judges
-these outputs in LSB. QLinearSigmoid and QLinearLeakyRelu, which onnxruntime computes by a
-256-entry table of the float function, stay that function between Dequantize and Quantize.
+these outputs in LSB. `--numerics onnxruntime` computes them as onnxruntime does
+(codegen/kernels/onnxruntime/). QLinearSigmoid and QLinearLeakyRelu, which onnxruntime computes by a
+256-entry table of the float function, are such a table too (QuantizedActivation).
 """
 
 from __future__ import annotations
@@ -150,15 +151,13 @@ def convert_qlinear_softmax(ctx, node):
 
 @converter(MS + "QLinearSigmoid", MS + "QLinearLeakyRelu")
 def convert_qlinear_lookup(ctx, node):
-    """The float function between Dequantize and Quantize (X, X_scale, X_zp, Y_scale, Y_zp):
-    onnxruntime tabulates exactly that over the 256 inputs."""
+    """X, X_scale, X_zp, Y_scale, Y_zp: the float function between the two quantizations,
+    tabulated over the 256 inputs as onnxruntime does (an int8 QuantizedActivation: one table
+    lookup per element)."""
     x = _operand(ctx, node, 0, 1, 2)
-    xf = ctx.add(node, "Dequantize", [x], role="dequantized")
-    if node.op_type == "QLinearSigmoid":
-        y = ctx.add(node, "Sigmoid", [xf], role="float")
-    else:
-        y = ctx.add(node, "LeakyRelu", [xf], role="float", alpha=float(node.attr("alpha", 0.01)))
-    ctx.add(node, "Quantize", [y], out=node.outputs[0], quant=_output_quant(ctx, node, 3, 4))
+    function = "sigmoid" if node.op_type == "QLinearSigmoid" else "leaky_relu"
+    ctx.add(node, "QuantizedActivation", [x], out=node.outputs[0], quant=_output_quant(ctx, node, 3, 4),
+            function=function, alpha=float(node.attr("alpha", 0.01)))
 
 
 @converter(MS + "QGemm")
