@@ -19,10 +19,11 @@ class _OrtBinaryS8(KernelSpec):
     @classmethod
     def prepare(cls, request, ctx):
         node = request.node
-        loops = {k: v for k, v in request.params.items() if not k.startswith("q.")}
+        loops = {k: v for k, v in request.params.items() if k != "q"}  # the op's TFLite constants
         quants = [ctx.g.values[v].quant for v in (*node.inputs, node.outputs[0])]
         q = {f"q.{k}": v for k, v in cls.constants(*quants).items()}
-        return Prepared({**loops, **q}, tuple(request.args), ORT_HEADERS)
+        args = tuple(request.args) or tuple(ctx.tensor(v) for v in (*node.inputs, *node.outputs))
+        return Prepared({**loops, **q}, args, ORT_HEADERS)
 
 
 @kernel_spec

@@ -9,7 +9,7 @@ from codegen.kernels.inplace import allow_conv_overlap
 from codegen.kernels.linear import ConvShape, OutputStage, weights
 from codegen.kernels.onnxruntime import ORT_HEADERS, VARIANT, ort_linear_prepared
 from codegen.kernels.spec import KernelSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from codegen.kernels.linear import DepthwiseShape, OutputStage, weights
 from codegen.kernels.onnxruntime import ORT_HEADERS, VARIANT, ort_linear_prepared
 from codegen.kernels.spec import KernelSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from codegen.kernels.onnxruntime import ORT_HEADERS, VARIANT
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 from codegen.quant.onnxruntime import softmax_exp_table, softmax_y_scale
 
 

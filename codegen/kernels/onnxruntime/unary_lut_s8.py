@@ -11,7 +11,7 @@ import numpy as np
 from codegen.kernels.onnxruntime import ORT_HEADERS, VARIANT
 from codegen.kernels.reference.unary_lut_s8 import UnaryLutS8
 from codegen.kernels.spec import Prepared, TypedSpec, kernel_spec
-from codegen.lower.kernel import ConstArray
+from codegen.ops.request import ConstArray
 from codegen.quant.onnxruntime import leaky_relu, logistic, lookup_table
 
 
