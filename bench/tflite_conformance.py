@@ -149,7 +149,18 @@ def write_report(results: list[PairResult], out: Path) -> None:
     for builtin in BUILTINS:
         for r in by_builtin.get(builtin, []):
             lines.append(f"| {r.builtin} | {r.dtype} | {r.status} | {r.cases} | {r.reason} |")
-    out.write_text("\n".join(lines) + "\n")
+    out.write_text("\n".join(lines) + "\n" + _kept_sections(out))
+
+
+# Sections of the report written by other measurements (tests/tflite_converted), kept as they are.
+KEPT_SECTIONS = ("## Converter-built models",)
+
+
+def _kept_sections(out: Path) -> str:
+    """The report's hand-kept tail, from the first KEPT_SECTIONS heading on ('' if none)."""
+    text = out.read_text() if out.is_file() else ""
+    starts = [text.index(h) for h in KEPT_SECTIONS if h in text]
+    return "\n" + text[min(starts):] if starts else ""
 
 
 def _version(package: str) -> str:
