@@ -98,6 +98,11 @@ def test_no_import_cycles():
     assert _cycles(_graph()) == []
 
 
+def test_no_import_cycles_with_type_only_imports():
+    """Not even an annotation may close a loop: a module's types come from modules before it."""
+    assert _cycles(_graph(type_only=True)) == []
+
+
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

@@ -21,8 +21,7 @@ from codegen.frontends.tflite import (ops, ops_control, ops_elementwise, ops_rec
 from codegen.frontends.tflite.ops_state import finish_variables
 from codegen.frontends.tflite.converter import CONVERTERS
 from codegen.frontends.tflite.importer import Importer, execution_order, op_label
-from codegen.frontends.tflite.reader import read_model
-from codegen.frontends.tflite.sparse import fold_densify
+from codegen.frontends.tflite.reader import fold_densify, read_model
 from codegen.frontends.tflite.validate import validate
 from codegen.ir.graph import Graph
 from codegen.ir.verifier import verify_graph

@@ -392,3 +392,22 @@ def empty_options(options_type: str) -> dict[str, Any]:
     buf = bytes(b.Output())
     table = flatbuffers.table.Table(buf, flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, 0))
     return _read_options(options_type, table, _Budget(1 << 20), "default options")
+
+
+def fold_densify(model: ModelInfo) -> ModelInfo:
+    """`model` without its DENSIFY operators of constants: their outputs hold the dense data."""
+    tensors = list(model.tensors)
+    kept = []
+    for op in model.operators:
+        source = tensors[op.inputs[0]] if op.code == "DENSIFY" and len(op.inputs) == 1 and op.inputs[0] >= 0 else None
+        if source is None or source.data is None or len(op.outputs) != 1:
+            kept.append(op)
+            continue
+        out = tensors[op.outputs[0]]
+        if out.shape != source.shape or out.type_name != source.type_name:
+            raise KilnError(f"DENSIFY gives {out.type_name.lower()}{list(out.shape)} for "
+                            f"{source.type_name.lower()}{list(source.shape)}", node=out.name)
+        tensors[op.outputs[0]] = replace(out, data=source.data, quant=out.quant or source.quant)
+    if len(kept) == len(model.operators):
+        return model
+    return replace(model, tensors=tuple(tensors), operators=tuple(replace(op, index=k) for k, op in enumerate(kept)))

@@ -7,7 +7,7 @@ Each level is DENSE (all `dense_size` positions) or SPARSE_CSR (for each positio
 level above, the positions from `array_segments[p]` to `array_segments[p + 1]` of
 `array_indices`). The values are stored in that walk's order. This is TFLite's own
 `FormatConverter::Populate`; Kiln then treats the tensor as an ordinary dense constant
-(`fold_densify`: a DENSIFY operator in front of it is dropped, its output becoming that
+(`reader.fold_densify`: a DENSIFY operator in front of it is dropped, its output becoming that
 constant, so that a float16 one still folds through DEQUANTIZE).
 
 Everything read here is checked (permutations, index ranges, segment order, value count),
@@ -16,16 +16,12 @@ so a malformed file gives one clear error naming the tensor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 import tflite
 
 from codegen.errors import KilnError
-
-if TYPE_CHECKING:
-    from codegen.frontends.tflite.reader import ModelInfo
 
 DENSE, SPARSE_CSR = 0, 1
 _INDEX_VECTORS = {1: tflite.Int32Vector, 2: tflite.Uint16Vector, 3: tflite.Uint8Vector}
@@ -132,22 +128,3 @@ def densify(s: Sparsity, values: np.ndarray, shape: tuple[int, ...], label: str)
         orig[:, d] = orig[:, d] * block_size[j] + coords[:, lv]
     out[tuple(orig.T)] = values.reshape(-1)
     return out
-
-
-def fold_densify(model: "ModelInfo") -> "ModelInfo":
-    """`model` without its DENSIFY operators of constants: their outputs hold the dense data."""
-    tensors = list(model.tensors)
-    kept = []
-    for op in model.operators:
-        source = tensors[op.inputs[0]] if op.code == "DENSIFY" and len(op.inputs) == 1 and op.inputs[0] >= 0 else None
-        if source is None or source.data is None or len(op.outputs) != 1:
-            kept.append(op)
-            continue
-        out = tensors[op.outputs[0]]
-        if out.shape != source.shape or out.type_name != source.type_name:
-            raise KilnError(f"DENSIFY gives {out.type_name.lower()}{list(out.shape)} for "
-                            f"{source.type_name.lower()}{list(source.shape)}", node=out.name)
-        tensors[op.outputs[0]] = replace(out, data=source.data, quant=out.quant or source.quant)
-    if len(kept) == len(model.operators):
-        return model
-    return replace(model, tensors=tuple(tensors), operators=tuple(replace(op, index=k) for k, op in enumerate(kept)))
