@@ -213,7 +213,7 @@ def test_kiln_verify_names_a_reference_runtime_that_refuses_the_model(tmp_path):
     m = qdq_model()
     path = tmp_path / "model.onnx"
     onnx.save(m, path)
-    def refuse(model, samples):
+    def refuse(model, samples, *level):  # level: the optimisation level --numerics asks for
         raise RuntimeError("[ONNXRuntimeError] : 10 : INVALID_GRAPH : This is an invalid model.\nmore")
 
     original = reference.run_onnxruntime
