@@ -31,7 +31,7 @@ from codegen.memory.lifetimes import arena_aliases, arena_buffers, io_bytes
 from codegen.memory.report import StepInfo, memory_markdown, memory_svg, steps_of
 from codegen.ops import bounded
 from codegen.options import CompileOptions
-from codegen.passes.pipeline import run_pipeline
+from codegen.passes.pipeline import pipeline_for, run_pipeline
 
 
 @dataclass
@@ -57,7 +57,8 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
                   model_sha256: str, optimised: Graph | None = None) -> BuildResult:
     """The stages in order: passes (unless `optimised` is their result already), fusion,
     kernels, memory, emit."""
-    optimised = optimised if optimised is not None else run_pipeline(g, dump_dir=options.dump_ir)
+    optimised = optimised if optimised is not None else run_pipeline(g, dump_dir=options.dump_ir,
+                                                                      passes=pipeline_for(options.numerics))
     fusion, fused, patched = _fuse(g, optimised, options)
     lowered = _lower(fused, options)
     buffers, aliases, plan, guard = _plan(lowered, options)
@@ -195,7 +196,7 @@ def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> Buil
     """--ram-limit when the build as asked does not fit: every combination of in-place
     reference kernels, patch stage and I/O in the arena (codegen/memory/fit.py) planned, the
     fastest that fits built. When none fits, one line with the least RAM reached and how."""
-    optimised = run_pipeline(g)
+    optimised = run_pipeline(g, passes=pipeline_for(options.numerics))
     trials, refine = ram_trials(g, optimised, options)
     found = fit.choose(trials, options.ram_limit, refine)
     if found.chosen is None:

@@ -8,7 +8,10 @@ divide by the sum.
 int8 -> int8: TFLM's fixed-point Softmax (codegen.quant.softmax_int8 and its C mirror
 kiln_softmax_row_s8). The output must be quantized with scale 1/256 and zero point -128, the
 only int8 format TFLM's kernel writes. Rows along a non-last axis are gathered into a
-scratch row, computed, and scattered back.
+scratch row, computed, and scattered back. With `any_output_quant` (set by fold_qdq in
+`--numerics onnxruntime` only): onnxruntime's QLinearSoftmax (codegen.quant.onnxruntime.softmax),
+any per-tensor output quantization, last axis and beta 1 only; only the onnxruntime kernel
+variant computes it.
 int16 -> int16: TFLM's SoftmaxInt16 (codegen.quant.softmax16: exp and reciprocal tables),
 along the last axis; zero points 0, output scale 1/32768.
 """
@@ -23,6 +26,7 @@ from codegen.ops.request import KernelRequest, Lowering
 from codegen.ops.common import quant_of, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.quant import check_softmax_output, softmax_int8, softmax_params
+from codegen.quant import onnxruntime as ortq
 from codegen.quant.softmax16 import exp_lut, one_over_one_plus_x_lut, softmax16_multiplier, softmax_int16
 
 
@@ -41,9 +45,16 @@ def row_geometry(node: Node, shape: tuple[int, ...]) -> dict[str, int]:
 
 
 def _int8_params(node: Node, g: Graph):
+    """TFLM's SoftmaxParams, or None for the QLinearSoftmax form (`any_output_quant`)."""
     qi, qo = quant_of(g, node.inputs[0], node), quant_of(g, node.outputs[0], node)
     if qi.per_channel or qo.per_channel:
         raise KilnError("int8 Softmax needs per-tensor quantization", node=node.name)
+    if node.attrs["any_output_quant"]:
+        rank = len(g.values[node.inputs[0]].shape)
+        if normalized_axis(node, rank) != rank - 1 or float(node.attrs["beta"]) != 1.0:
+            raise KilnError("int8 Softmax at any output quantization (onnxruntime's QLinearSoftmax) runs "
+                            "along the last axis with beta 1 only", node=node.name)
+        return None
     try:
         check_softmax_output("int8", qo.s, qo.zp)
         return softmax_params(float(node.attrs["beta"]), qi.s)
@@ -70,7 +81,7 @@ def _int16_params(node: Node, g: Graph) -> tuple[int, int]:
 class Softmax(Op):
     name = "Softmax"
     kind = OpKind.OPAQUE
-    attributes = {"axis": -1, "beta": 1.0}
+    attributes = {"axis": -1, "beta": 1.0, "any_output_quant": False}
     arity = (1, 1)
     kernels = ("softmax_f32", "softmax_s8", "softmax_strided_s8", "softmax_s16")
 
@@ -96,6 +107,10 @@ class Softmax(Op):
     def reference(cls, node, args, g):
         (x,) = args
         axis = normalized_axis(node, x.ndim)
+        if x.dtype == np.int8 and _int8_params(node, g) is None:
+            qi, qo = g.values[node.inputs[0]].quant, g.values[node.outputs[0]].quant
+            table = ortq.softmax_exp_table(qi.s, x.shape[-1])
+            return [ortq.softmax(x, table, ortq.softmax_y_scale(qo.s), qo.zp)]
         if x.dtype == np.int8:
             rows = np.moveaxis(x, axis, -1)
             return [np.moveaxis(softmax_int8(rows, _int8_params(node, g)), -1, axis)]
@@ -123,6 +138,10 @@ class Softmax(Op):
                 headers=("kiln_fixedpoint.h",)))
             return
         sp = _int8_params(node, g)
+        if sp is None:  # QLinearSoftmax's form: the onnxruntime variant's softmax_s8 only
+            ctx.request(KernelRequest("softmax_s8", node, {"outer": geo["outer"], "depth": geo["depth"]},
+                                      headers=("kiln_quant.h",)))
+            return
         params = {**geo, "input_multiplier": sp.input_multiplier,
                   "input_left_shift": sp.input_left_shift, "diff_min": sp.diff_min}
         if geo["inner"] == 1:

@@ -16,6 +16,9 @@ so that it runs on the same bit-exact int8 kernels as a TFLite model:
    weights gives them, see int8_weights; float bias to int32 at scale s_in * s_w), Add, Sub,
    Mul, Mean, AveragePool2D, Clip, Sigmoid, Tanh, Softmax. The int8 op must pass its own
    check (TFLM's constraints, e.g. Softmax's output quantization); else the float op stays.
+   In onnxruntime's numerics (`numerics="onnxruntime"`) a Softmax folds at any output
+   quantization (`any_output_quant`: onnxruntime's QLinearSoftmax, which its graph optimizer
+   makes of such a group, e.g. at the scale 1/255 its quantizer calibrates for a [0, 1] output).
 
 int8 arithmetic is TFLite's (fixed-point multipliers, round half away from zero), not
 onnxruntime's (float multipliers, round half to even), so results may differ from
@@ -42,7 +45,7 @@ from codegen.passes.dce import eliminate_dead_code
 from codegen.passes.graph_edit import (add_const, clone, insert_after, merged_origin, prune_dead_nodes,
                                        substitute)
 from codegen.passes.int8_weights import exact_int8
-from codegen.quant import dequantize_int8, quantize_float_to_int8
+from codegen.quant import check_softmax_output, dequantize_int8, quantize_float_to_int8
 
 # Linear ops with int8 kernels: the weights' output-channel axis.
 _LINEAR = {"Conv2D": 0, "DepthwiseConv2D": 3, "FullyConnected": 0}
@@ -54,9 +57,10 @@ _MOVING = {"Reshape", "Transpose", "MaxPool2D", "Concat", "Pad"}
 
 
 class _Ctx:
-    def __init__(self, g: Graph):
+    def __init__(self, g: Graph, numerics: str):
         self.g = g
         self.prod = g.producers()
+        self.numerics = numerics
 
     def dequantized(self, name: str) -> str | None:
         """x when `name` is Dequantize(x)."""
@@ -184,7 +188,10 @@ def _compute(ctx: _Ctx, q: Node) -> bool:
     if ins is None:
         g.values = saved_values
         return False
-    candidate = Node(op.op, op.name, ins, [q.outputs[0]], dict(op.attrs), merged_origin(op, q))
+    attrs = dict(op.attrs)
+    if op.op == "Softmax" and ctx.numerics == "onnxruntime" and not _tflm_softmax_output(g.values[q.outputs[0]].quant):
+        attrs["any_output_quant"] = True
+    candidate = Node(op.op, op.name, ins, [q.outputs[0]], attrs, merged_origin(op, q))
     try:
         (dtype, shape), = get_op(op.op).infer(candidate, [g.values[i] if i else None for i in ins])
         if (dtype, tuple(shape)) != ("int8", g.values[q.outputs[0]].shape):
@@ -197,8 +204,16 @@ def _compute(ctx: _Ctx, q: Node) -> bool:
     return True
 
 
-def _step(g: Graph) -> bool:
-    ctx = _Ctx(g)
+def _tflm_softmax_output(quant: Quant | None) -> bool:
+    try:
+        check_softmax_output("int8", quant.s, quant.zp)
+    except (KilnError, AttributeError):
+        return False
+    return True
+
+
+def _step(g: Graph, numerics: str) -> bool:
+    ctx = _Ctx(g, numerics)
     for node in g.nodes:
         if node.op == "Quantize" and (_cancel(ctx, node) or _compute(ctx, node)):
             return True
@@ -230,12 +245,13 @@ def is_qdq_graph(g: Graph) -> bool:
     return saw_pair
 
 
-def fold_qdq(g: Graph) -> Graph:
+def fold_qdq(g: Graph, numerics: str = "tflite") -> Graph:
+    """`numerics`: whose int8 arithmetic the build computes ("tflite" or "onnxruntime")."""
     g = clone(g)
     if not is_qdq_graph(g):
         return g
     budget = 10 * (len(g.nodes) + 10)
-    while budget and _step(g):
+    while budget and _step(g, numerics):
         budget -= 1
         prune_dead_nodes(g)
     return eliminate_dead_code(g)

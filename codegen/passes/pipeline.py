@@ -7,6 +7,7 @@ text before and after each pass into a folder (`kiln build --dump-ir DIR`).
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -60,6 +61,14 @@ PIPELINE: list[tuple[str, Pass]] = [
     # small graphs, greedy past a bound on the search). Only reorders nodes; chains keep theirs.
     ("schedule", schedule_for_memory),
 ]
+
+
+def pipeline_for(numerics: str) -> list[tuple[str, Pass]]:
+    """PIPELINE with its QDQ fold in the build's int8 numerics (onnxruntime's folds a Softmax at
+    any output quantization, see codegen/passes/fold_qdq.py)."""
+    if numerics == "tflite":
+        return PIPELINE
+    return [(name, partial(fold_qdq, numerics=numerics) if run is fold_qdq else run) for name, run in PIPELINE]
 
 
 def run_pipeline(g: Graph, verify_each: bool = False, dump_dir: Path | None = None,

@@ -91,6 +91,29 @@ def test_what_has_no_int8_form_stays_float():
     assert ops(after) == ops(before)
 
 
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_softmax_at_any_output_scale_folds_in_onnxruntime_numerics_only(axis):
+    """A [0, 1] output calibrated to 1/255 (onnxruntime's quantizer): TFLM's kernel cannot write
+    it, onnxruntime's QLinearSoftmax can (last axis only), so only that build folds it."""
+    b = GraphBuilder("before")
+    x = b.input("x", "float32", (2, 3, 10))
+    d = b.node("Dequantize", [b.node("Quantize", [x], quant=QZ)])
+    y = b.node("Dequantize", [b.node("Quantize", [b.node("Softmax", [d], axis=axis)], quant=Quant.of(1 / 255, -128))])
+    before = b.output(y).build()
+    assert ops(fold_qdq(before)) == ops(before)
+    after = fold_qdq(before, numerics="onnxruntime")
+    if axis == 1:
+        assert ops(after) == ops(before)
+        return
+    assert ops(after) == ["Quantize", "Softmax", "Dequantize"]
+    assert after.nodes[1].attrs["any_output_quant"] is True
+    for seed in range(3):
+        feeds = random_feeds(before, seed)
+        diff = np.abs(run_graph(after, feeds)[y] - run_graph(before, feeds)[y])
+        assert diff.max() <= 1 / 255 + 1e-6
+
+
 @pytest.mark.parametrize("max_q", [127, 64, 5])
 def test_int8_weights_are_recovered_exactly(max_q):
     q = RNG.integers(-max_q, max_q + 1, (6, 10)).astype(np.int8)
