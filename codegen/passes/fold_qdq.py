@@ -205,9 +205,12 @@ def _compute(ctx: _Ctx, q: Node) -> bool:
 
 
 def _tflm_softmax_output(quant: Quant | None) -> bool:
+    """Whether TFLM's int8 Softmax can write `quant` (1/256, -128)."""
+    if quant is None:
+        return False
     try:
         check_softmax_output("int8", quant.s, quant.zp)
-    except (KilnError, AttributeError):
+    except KilnError:
         return False
     return True
 
