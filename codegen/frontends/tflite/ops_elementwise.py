@@ -5,17 +5,20 @@ counterpart: RSQRT = Reciprocal(Sqrt), FLOOR_DIV = Floor(Div)). Quantized operan
 converted only where Kiln computes what TFLite Micro computes bit for bit:
 MAXIMUM / MINIMUM / SELECT_V2 / comparisons move or compare the stored values, which is
 exact when every operand shares one quantization; int8 ABS, ELU, LEAKY_RELU, HARD_SWISH and RSQRT
-are TFLite Micro's formulas tabulated at import (lut.py); int8 SQUARED_DIFFERENCE has its kernel. The
-others (PRELU, DIV, ADD_N on int8, the int16 ones) are refused with the reason.
+are TFLite Micro's formulas tabulated at import (lut.py); int8 SQUARED_DIFFERENCE and int8 / int16 PRELU have their kernels. The
+others (DIV, ADD_N on int8, the int16 ones) are refused with the reason.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from codegen.frontends.tflite import lut
 from codegen.frontends.tflite.compose import (QUANTIZED, finish, only_types, refuse_quantized, same_quant, step,
                                               type_name)
 from codegen.frontends.tflite.importer import OpContext
 from codegen.frontends.tflite.converter import converts
+from codegen.quant.params import quantize_multiplier
 
 NEEDS_INT8_KERNEL = "needs a kernel with TFLite Micro's fixed-point arithmetic for this op"
 
@@ -80,8 +83,32 @@ def leaky_relu(ctx: OpContext) -> None:
 
 @converts("PRELU", inputs=(2, 2))
 def prelu(ctx: OpContext) -> None:
+    if type_name(ctx) in ("INT8", "INT16"):
+        _prelu_quantized(ctx)
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     ctx.emit("PRelu", [ctx.input(0), ctx.input(1)])
+
+
+def _prelu_quantized(ctx: OpContext) -> None:
+    """TFLite Micro's CalculatePreluParams (multipliers from the scales in double) on a constant
+    int8 alpha with one value, or one per channel of the last axis."""
+    qi, qa, qo = ctx.tensor(0).quant, ctx.tensor(1).quant, ctx.out_tensor().quant
+    if ctx.tensor(1).type_name != "INT8":  # TFLM reads alpha as int8 for both input types
+        raise ctx.error(f"a {ctx.tensor(1).type_name.lower()} alpha is not supported (TFLite Micro reads int8)")
+    if any(q is None or q.per_channel for q in (qi, qa, qo)):
+        raise ctx.error("needs one scale and zero point on the input, alpha and output")
+    alpha = ctx.const(1, "alpha").astype(np.int64)
+    x_shape = ctx.shape(0)
+    if any(d != 1 for d in alpha.shape[:-1]) or (alpha.size != 1 and (not x_shape or alpha.shape[-1] != x_shape[-1])):
+        raise ctx.error(f"an alpha of shape {list(alpha.shape)} is supported only as one value or one per channel "
+                        f"of the last axis (input {list(x_shape)})")
+    s_in, s_alpha, s_out = (float(np.float32(q.s)) for q in (qi, qa, qo))
+    positive = quantize_multiplier(s_in / s_out)
+    negative = quantize_multiplier(s_in * s_alpha / s_out)
+    ctx.emit("QuantizedPRelu", [ctx.input(0)], alpha=tuple(int(a) - qa.zp for a in alpha.reshape(-1)),
+             input_zp=qi.zp, output_zp=qo.zp, positive=tuple(map(int, positive)),
+             negative=tuple(map(int, negative)))
 
 
 # -- binary arithmetic ----------------------------------------------------------------------------
