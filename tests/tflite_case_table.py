@@ -119,7 +119,13 @@ def prelu(code, dtype):
 
 @builds("ADD_N")
 def add_n(code, dtype):
-    return [Case(code, dtype, "three", [t(S, dtype)] * 3, [t(S, dtype)])]
+    cases = [Case(code, dtype, "three", [t(S, dtype)] * 3, [t(S, dtype)])]
+    if dtype == "int8":  # TFLM starts its sum at -zp: a nonzero input zero point and a coarser output show it
+        x = t(S, dtype, scale=0.02, zero_point=37)
+        cases.append(Case(code, dtype, "five_zp37_rescaled", [x] * 5, [t(S, dtype, scale=0.09, zero_point=-11)]))
+        cases.append(Case(code, dtype, "two_saturating", [t(S, dtype, scale=0.05, zero_point=-100)] * 2,
+                          [t(S, dtype, scale=0.03, zero_point=0)]))
+    return cases
 
 
 @builds("SELECT_V2")

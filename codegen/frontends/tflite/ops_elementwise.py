@@ -5,8 +5,8 @@ counterpart: RSQRT = Reciprocal(Sqrt), FLOOR_DIV = Floor(Div)). Quantized operan
 converted only where Kiln computes what TFLite Micro computes bit for bit:
 MAXIMUM / MINIMUM / SELECT_V2 / comparisons move or compare the stored values, which is
 exact when every operand shares one quantization; int8 ABS, ELU, LEAKY_RELU, HARD_SWISH and RSQRT
-are TFLite Micro's formulas tabulated at import (lut.py); int8 SQUARED_DIFFERENCE and int8 / int16 PRELU have their kernels. The
-others (DIV, ADD_N on int8, the int16 ones) are refused with the reason.
+are TFLite Micro's formulas tabulated at import (lut.py); int8 SQUARED_DIFFERENCE, ADD_N and int8 / int16 PRELU have their kernels.
+The others (int8 DIV, the int16 ones) are refused with the reason.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from codegen.frontends.tflite.compose import (QUANTIZED, finish, only_types, ref
                                               type_name)
 from codegen.frontends.tflite.importer import OpContext
 from codegen.frontends.tflite.converter import converts
+from codegen.ops.quantized_add_n import MAX_INPUTS as MAX_ADD_N_INPUTS
 from codegen.quant.params import quantize_multiplier
 
 NEEDS_INT8_KERNEL = "needs a kernel with TFLite Micro's fixed-point arithmetic for this op"
@@ -149,8 +150,11 @@ def squared_difference(ctx: OpContext) -> None:
 
 @converts("ADD_N", inputs=(1, None))
 def add_n(ctx: OpContext) -> None:
-    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     n = len(ctx.op.inputs)
+    if type_name(ctx) == "INT8":
+        _add_n_int8(ctx, n)
+        return
+    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     if n == 1:
         ctx.emit("Reshape", [ctx.input(0)], shape=ctx.shape(0))
         return
@@ -158,6 +162,27 @@ def add_n(ctx: OpContext) -> None:
     for k in range(1, n - 1):  # TFLite Micro sums in input order
         acc = step(ctx, "Add", [acc, ctx.input(k)], f"sum{k}")
     ctx.emit("Add", [acc, ctx.input(n - 1)])
+
+
+def _add_n_int8(ctx: OpContext, n: int) -> None:
+    """TFLite Micro's add_n.cc Prepare: one quantization on every input (checked there too), the
+    output multiplier 2 * s_in / (2**20 * s_out) in double, below one."""
+    if n < 2:
+        raise ctx.error("int8 with one input is refused by TFLite Micro too (it needs at least two)")
+    if n > MAX_ADD_N_INPUTS:
+        raise ctx.error(f"int8 with {n} inputs is not supported (at most {MAX_ADD_N_INPUTS}: the int32 sum "
+                        "would overflow)")
+    qs = [ctx.tensor(k).quant for k in range(n)]
+    qo = ctx.out_tensor().quant
+    if qo is None or qs[0] is None or qo.per_channel or qs[0].per_channel or any(q != qs[0] for q in qs):
+        raise ctx.error("int8 needs one scale and zero point shared by every input, and one on the output")
+    s_in, s_out = float(np.float32(qs[0].s)), float(np.float32(qo.s))
+    multiplier, shift = quantize_multiplier(2 * s_in / ((1 << 20) * s_out))
+    if shift > 0:
+        raise ctx.error(f"int8 with an output scale below 2**-19 of the input scale ({s_out} against {s_in}) is "
+                        "refused by TFLite Micro too")
+    ctx.emit("QuantizedAddN", [ctx.input(k) for k in range(n)], input_zp=qs[0].zp, output_zp=qo.zp,
+             output=(int(multiplier), int(shift)))
 
 
 def _min_max(kiln_op: str):
