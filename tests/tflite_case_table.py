@@ -81,14 +81,11 @@ def _pair_shapes(code):
 
 
 @builds("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "FLOOR_DIV", "FLOOR_MOD",
-        "EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "LOGICAL_AND", "LOGICAL_OR",
-        "PRELU")
+        "EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "LOGICAL_AND", "LOGICAL_OR")
 def binary(code, dtype):
     bool_out = code in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")
-    b_shape = (4,) if code == "PRELU" else (1, 3, 4)
-    b = const(_weights(b_shape, dtype) * (0.25 if dtype == "float32" else 1), dtype,
-              **({} if dtype in ("float32", "int32", "int64", "bool") else dict(scale=0.05, zero_point=-3))) \
-        if code == "PRELU" else t(b_shape, dtype)
+    b_shape = (1, 3, 4)
+    b = t(b_shape, dtype)
     out = t(S, "bool") if bool_out else t(S, dtype)
     domain = "nonzero" if code in ("DIV", "FLOOR_DIV", "FLOOR_MOD") else "any"
     cases = [Case(code, dtype, "broadcast", [t(S, dtype), b], [out], domain=domain)]
@@ -102,9 +99,33 @@ def binary(code, dtype):
     return cases
 
 
+@builds("PRELU")
+def prelu(code, dtype):
+    """alpha a constant per channel (TFLM reads it as int8 for int16 inputs too); quantized edge
+    cases: a scalar alpha, alphas at the int8 extremes, an output coarser than the input."""
+    if dtype == "float32":
+        alpha = const(_weights((4,), dtype) * 0.25, dtype)
+        return [Case(code, dtype, "broadcast", [t(S, dtype), alpha], [t(S, dtype)])]
+    cases = [Case(code, dtype, "broadcast", [t(S, dtype), const(_weights((4,), "int8"), "int8", scale=0.05, zero_point=-3)],
+                  [t(S, dtype)])]
+    out_zp = -5 if dtype == "int8" else 0
+    extremes = const(np.array([-128, 127, 0, -1], np.int8), "int8", scale=0.004, zero_point=7)
+    cases.append(Case(code, dtype, "extreme_alphas_rescaled", [t(S, dtype), extremes],
+                      [t(S, dtype, scale=QUANT[dtype]["scale"] * 1.7, zero_point=out_zp)]))
+    scalar = const(np.array([[[-90]]], np.int8), "int8", scale=0.01, zero_point=0)
+    cases.append(Case(code, dtype, "scalar_alpha", [t(S, dtype), scalar], [t(S, dtype)]))
+    return cases
+
+
 @builds("ADD_N")
 def add_n(code, dtype):
-    return [Case(code, dtype, "three", [t(S, dtype)] * 3, [t(S, dtype)])]
+    cases = [Case(code, dtype, "three", [t(S, dtype)] * 3, [t(S, dtype)])]
+    if dtype == "int8":  # TFLM starts its sum at -zp: a nonzero input zero point and a coarser output show it
+        x = t(S, dtype, scale=0.02, zero_point=37)
+        cases.append(Case(code, dtype, "five_zp37_rescaled", [x] * 5, [t(S, dtype, scale=0.09, zero_point=-11)]))
+        cases.append(Case(code, dtype, "two_saturating", [t(S, dtype, scale=0.05, zero_point=-100)] * 2,
+                          [t(S, dtype, scale=0.03, zero_point=0)]))
+    return cases
 
 
 @builds("SELECT_V2")

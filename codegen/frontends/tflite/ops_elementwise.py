@@ -5,17 +5,21 @@ counterpart: RSQRT = Reciprocal(Sqrt), FLOOR_DIV = Floor(Div)). Quantized operan
 converted only where Kiln computes what TFLite Micro computes bit for bit:
 MAXIMUM / MINIMUM / SELECT_V2 / comparisons move or compare the stored values, which is
 exact when every operand shares one quantization; int8 ABS, ELU, LEAKY_RELU, HARD_SWISH and RSQRT
-are TFLite Micro's formulas tabulated at import (lut.py); int8 SQUARED_DIFFERENCE has its kernel. The
-others (PRELU, DIV, ADD_N on int8, the int16 ones) are refused with the reason.
+are TFLite Micro's formulas tabulated at import (lut.py); int8 SQUARED_DIFFERENCE, ADD_N and int8 / int16 PRELU have their kernels.
+The others (int8 DIV, the int16 ones) are refused with the reason.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from codegen.frontends.tflite import lut
 from codegen.frontends.tflite.compose import (QUANTIZED, finish, only_types, refuse_quantized, same_quant, step,
                                               type_name)
 from codegen.frontends.tflite.importer import OpContext
 from codegen.frontends.tflite.converter import converts
+from codegen.ops.quantized_add_n import MAX_INPUTS as MAX_ADD_N_INPUTS
+from codegen.quant.params import quantize_multiplier
 
 NEEDS_INT8_KERNEL = "needs a kernel with TFLite Micro's fixed-point arithmetic for this op"
 
@@ -80,8 +84,32 @@ def leaky_relu(ctx: OpContext) -> None:
 
 @converts("PRELU", inputs=(2, 2))
 def prelu(ctx: OpContext) -> None:
+    if type_name(ctx) in ("INT8", "INT16"):
+        _prelu_quantized(ctx)
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     ctx.emit("PRelu", [ctx.input(0), ctx.input(1)])
+
+
+def _prelu_quantized(ctx: OpContext) -> None:
+    """TFLite Micro's CalculatePreluParams (multipliers from the scales in double) on a constant
+    int8 alpha with one value, or one per channel of the last axis."""
+    qi, qa, qo = ctx.tensor(0).quant, ctx.tensor(1).quant, ctx.out_tensor().quant
+    if ctx.tensor(1).type_name != "INT8":  # TFLM reads alpha as int8 for both input types
+        raise ctx.error(f"a {ctx.tensor(1).type_name.lower()} alpha is not supported (TFLite Micro reads int8)")
+    if any(q is None or q.per_channel for q in (qi, qa, qo)):
+        raise ctx.error("needs one scale and zero point on the input, alpha and output")
+    alpha = ctx.const(1, "alpha").astype(np.int64)
+    x_shape = ctx.shape(0)
+    if any(d != 1 for d in alpha.shape[:-1]) or (alpha.size != 1 and (not x_shape or alpha.shape[-1] != x_shape[-1])):
+        raise ctx.error(f"an alpha of shape {list(alpha.shape)} is supported only as one value or one per channel "
+                        f"of the last axis (input {list(x_shape)})")
+    s_in, s_alpha, s_out = (float(np.float32(q.s)) for q in (qi, qa, qo))
+    positive = quantize_multiplier(s_in / s_out)
+    negative = quantize_multiplier(s_in * s_alpha / s_out)
+    ctx.emit("QuantizedPRelu", [ctx.input(0)], alpha=tuple(int(a) - qa.zp for a in alpha.reshape(-1)),
+             input_zp=qi.zp, output_zp=qo.zp, positive=tuple(map(int, positive)),
+             negative=tuple(map(int, negative)))
 
 
 # -- binary arithmetic ----------------------------------------------------------------------------
@@ -122,8 +150,11 @@ def squared_difference(ctx: OpContext) -> None:
 
 @converts("ADD_N", inputs=(1, None))
 def add_n(ctx: OpContext) -> None:
-    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     n = len(ctx.op.inputs)
+    if type_name(ctx) == "INT8":
+        _add_n_int8(ctx, n)
+        return
+    refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     if n == 1:
         ctx.emit("Reshape", [ctx.input(0)], shape=ctx.shape(0))
         return
@@ -131,6 +162,27 @@ def add_n(ctx: OpContext) -> None:
     for k in range(1, n - 1):  # TFLite Micro sums in input order
         acc = step(ctx, "Add", [acc, ctx.input(k)], f"sum{k}")
     ctx.emit("Add", [acc, ctx.input(n - 1)])
+
+
+def _add_n_int8(ctx: OpContext, n: int) -> None:
+    """TFLite Micro's add_n.cc Prepare: one quantization on every input (checked there too), the
+    output multiplier 2 * s_in / (2**20 * s_out) in double, below one."""
+    if n < 2:
+        raise ctx.error("int8 with one input is refused by TFLite Micro too (it needs at least two)")
+    if n > MAX_ADD_N_INPUTS:
+        raise ctx.error(f"int8 with {n} inputs is not supported (at most {MAX_ADD_N_INPUTS}: the int32 sum "
+                        "would overflow)")
+    qs = [ctx.tensor(k).quant for k in range(n)]
+    qo = ctx.out_tensor().quant
+    if qo is None or qs[0] is None or qo.per_channel or qs[0].per_channel or any(q != qs[0] for q in qs):
+        raise ctx.error("int8 needs one scale and zero point shared by every input, and one on the output")
+    s_in, s_out = float(np.float32(qs[0].s)), float(np.float32(qo.s))
+    multiplier, shift = quantize_multiplier(2 * s_in / ((1 << 20) * s_out))
+    if shift > 0:
+        raise ctx.error(f"int8 with an output scale below 2**-19 of the input scale ({s_out} against {s_in}) is "
+                        "refused by TFLite Micro too")
+    ctx.emit("QuantizedAddN", [ctx.input(k) for k in range(n)], input_zp=qs[0].zp, output_zp=qo.zp,
+             output=(int(multiplier), int(shift)))
 
 
 def _min_max(kiln_op: str):
