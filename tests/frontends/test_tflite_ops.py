@@ -207,7 +207,7 @@ def test_pad_mean_transpose_concat_attributes():
     node = _node("CONCATENATION", [f32((2, 3)), f32((2, 1))], [f32((2, 4))], {"axis": -1})
     assert (node.op, node.attrs) == ("Concat", {"axis": 1})
     node = _node("SOFTMAX", [f32((2, 3))], [f32((2, 3))], {"beta": 0.25})
-    assert node.attrs == {"axis": -1, "beta": 0.25}
+    assert node.attrs == {"axis": -1, "beta": 0.25, "any_output_quant": False}
 
 
 def test_quantization_is_carried_onto_values():
