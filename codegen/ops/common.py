@@ -95,3 +95,12 @@ def require_dtypes(node: Node, g: Graph, allowed: Sequence[str]) -> str:
         raise KilnError(f"{node.op} on {dtype} is not supported (supported: {', '.join(allowed)})",
                         node=node.name)
     return dtype
+
+
+def check_sign_multipliers(node: Node) -> None:
+    """The (multiplier, shift) pairs a sign-dependent rescale applies to values >= 0 (`positive`)
+    and < 0 (`negative`) are in the range TFLite Micro's MultiplyByQuantizedMultiplier takes."""
+    for side in ("positive", "negative"):
+        m, s = node.attrs[side]
+        if not 0 <= m < 2 ** 31 or not -31 <= s <= 30:
+            raise KilnError(f"{node.op} {side} multiplier {m} / shift {s} out of range", node=node.name)

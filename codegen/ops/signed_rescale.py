@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.errors import KilnError
-from codegen.ops.common import require_dtypes
+from codegen.ops.common import check_sign_multipliers, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.request import KernelRequest
 from codegen.quant.fixedpoint import multiply_by_quantized_multiplier
@@ -40,10 +39,7 @@ class SignedRescale(Op):
     @classmethod
     def check(cls, node, g):
         require_dtypes(node, g, ("int16",))
-        for side in ("positive", "negative"):
-            m, s = node.attrs[side]
-            if not 0 <= m < 2 ** 31 or not -31 <= s <= 30:
-                raise KilnError(f"SignedRescale {side} multiplier {m} / shift {s} out of range", node=node.name)
+        check_sign_multipliers(node)
 
     @classmethod
     def reference(cls, node, args, g):
