@@ -57,6 +57,12 @@ DEPTHWISE = [
     ((1, 7, 7, 8), (1, 3, 3, 8), {"dilations": (2, 2), "pads": (2, 2, 2, 2)}, {}),  # dilated 3x3
     # the ring path over two images, strides (1, 2), a clamp that bites
     ((2, 5, 7, 12), (1, 3, 3, 12), {"strides": (1, 2), "pads": (1, 1, 1, 1), "activation": "relu6"}, {"out_zp": -20}),
+    # Helium's group-major 3x3 path (16k channels, padded, stride 1 or 2 across): odd and even
+    # widths (a lone last pixel), SAME at stride 2, two images, a clamp that bites
+    ((1, 6, 7, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}, {"in_zp": -128}),
+    ((1, 9, 8, 32), (1, 3, 3, 32), {"strides": (2, 2), "pads": (0, 0, 1, 1)}, {}),
+    ((1, 9, 9, 8), (1, 3, 3, 8), {"strides": (2, 2), "pads": (0, 0, 1, 1)}, {"in_zp": 90}),  # eight channels
+    ((2, 5, 5, 16), (1, 3, 3, 16), {"strides": (1, 2), "pads": (1, 1, 1, 1), "activation": "relu6"}, {"out_zp": 30}),
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}, {}),
@@ -152,7 +158,7 @@ def test_a_layer_alone_renders_only_its_paths(target, optimize, tmp_path):
     if target == "cortex-m4":
         assert "kiln_depthwise_conv2d_s8_ring(" in text and "kiln_depthwise_conv2d_s8_pixel(" not in text
     else:
-        assert "kiln_depthwise_conv2d_s8_taps8_3x3(" in text and "kiln_depthwise_conv2d_s8_taps8(" not in text
+        assert "kiln_depthwise_conv2d_s8_g8(" in text and "kiln_depthwise_conv2d_s8_taps8_3x3(" not in text
 
 
 def test_mve_kernels_equal_the_reference():

@@ -1,10 +1,14 @@
 """templates/kernels/mve/depthwise_conv2d_s8.c.j2: eight channels per step (four when the
 count is not a multiple of 8), the weights in their stored order; the same padded-rows scratch
-as the DSP kernel."""
+as the DSP kernel. A padded 3x3 layer of stride 1 or 2 across takes the group-major path: the
+input rows copied 16 channels after 16, the weights eight channels after eight, so that each
+tap is one load at a constant offset."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from codegen.kernels import repack
 from codegen.kernels.cortex_m_dsp.paths import claim_paths
@@ -21,12 +25,29 @@ class DepthwiseConv2dS8Mve(DepthwiseShape, OutputStage):
     rq: ConstArray
 
 
+def g8_path(params: dict) -> bool:
+    """Whether a call takes the template's group-major 3x3 path (the kernel decides the same
+    at run time): depth multiplier 1, channels a multiple of 16 (the rows' groups) or 8, a 3x3
+    window undilated, stride 1 or 2 across, over a padded layer (the rows are copied to scratch
+    anyway)."""
+    return ((params["in_c"] % 16 == 0 or params["in_c"] == 8) and params["k_h"] == 3 and params["k_w"] == 3 and params["dilation_h"] == 1
+            and params["dilation_w"] == 1 and params["stride_w"] in (1, 2) and depthwise_rows_path(params, vector=1))
+
+
+def g8_weights(taps: np.ndarray) -> np.ndarray:
+    """[9, C] taps as the 3x3 path reads them: for each group of eight channels its nine taps
+    of eight bytes."""
+    return taps.reshape(9, -1, 8).transpose(1, 0, 2).reshape(-1)
+
+
 def template_paths(params: dict) -> set[str]:
     """The template's paths a call with parameter block `params` takes (paths.py), as the
     kernel tests them: the general loop (a depth multiplier), else the padded rows where the
     layer needs them and eight channels at a time (3x3 unrolled, or any window) or four."""
     if params["depth_multiplier"] != 1:
         return {"generic"}
+    if g8_path(params):
+        return {"g3x3_8" if params["in_c"] == 8 else "g3x3_16"}
     if params["in_c"] % 8:
         group = "c4"
     else:
@@ -46,7 +67,8 @@ class DepthwiseConv2dS8MveSpec(KernelSpec):
         if shape["depth_multiplier"] == 1 and shape["in_c"] % 8 == 0:
             order = repack.even_odd_order(shape["in_c"])  # the kernel's eight-channel groups
         p, rq = vector_requant(request, ctx, taps.T, order=order)
-        return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", taps, "int8"),
+        stored = g8_weights(taps) if g8_path(shape) else taps
+        return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", stored, "int8"),
                              depthwise_rows_bytes(shape, vector=1), rq=rq)
 
     @classmethod
