@@ -69,6 +69,7 @@ FULLY_CONNECTED = [
     ((3, 10), (7, 10), {}, {"per_channel": False}),  # K and O odd, three rows
     ((2, 33), (5, 33), {"activation": "relu"}, {"in_zp": -128, "out_zp": -128}),
     ((1, 8), (9, 8), {}, {"gain": 200.0, "bias": False}),
+    ((2, 48), (20, 48), {"activation": "relu6"}, {}),  # Helium: two pairs of blocks in assembly, one block after
 ]
 
 

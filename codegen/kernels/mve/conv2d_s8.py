@@ -20,17 +20,30 @@ class Conv2dS8Mve(ConvShape, OutputStage):
     rq: ConstArray  # Helium's per-channel vectors (codegen/kernels/repack.mve_requant)
 
 
+def short_rows(params: dict) -> bool:
+    """Whether the kernel may copy a window a row per vector (kiln_conv2d_s8_short_rows):
+    contiguous rows of at most 16 bytes, not a pointwise layer of the input's size."""
+    return params["k_w"] * params["in_c"] <= 16 and params["dilation_w"] == 1 and not pointwise(params)
+
+
+def pointwise(params: dict) -> bool:
+    """A 1x1 layer of the input's size: its windows are the input's pixels."""
+    return (params["k_h"] == 1 and params["k_w"] == 1 and params["stride_h"] == 1 and params["stride_w"] == 1
+            and params["pad_top"] == 0 and params["pad_left"] == 0 and params["out_h"] == params["in_h"]
+            and params["out_w"] == params["in_w"])
+
+
 def template_paths(params: dict, optimize: str) -> set[str]:
     """The template's paths a call takes (codegen/kernels/cortex_m_dsp/paths.py): the copying
     path always (a plan may overlap any layer's output with its input), the direct one for a
-    1x1 layer of the input's size, but with --optimize size, which copies every layer's
+    1x1 layer of the input's size, the short rows for a window whose rows are contiguous and
+    at most 16 bytes (an RGB stem's), but with --optimize size, which copies every layer's
     columns (one copy of the inner loop) one tap at a time ("small")."""
     if optimize == "size":
         return {"small"}
-    same = (params["k_h"] == 1 and params["k_w"] == 1 and params["stride_h"] == 1 and params["stride_w"] == 1
-            and params["pad_top"] == 0 and params["pad_left"] == 0 and params["out_h"] == params["in_h"]
-            and params["out_w"] == params["in_w"])
-    return {"direct"} if same else set()
+    if pointwise(params):
+        return {"direct"}
+    return {"short"} if short_rows(params) else set()
 
 
 @kernel_spec
@@ -44,7 +57,7 @@ class Conv2dS8MveSpec(KernelSpec):
         k16 = repack.round_up(rows.shape[1], 16)
         p, rq = vector_requant(request, ctx, rows)
         return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", repack.mve_gemm_rows(rows), "int8"),
-                             2 * k16, k16=k16, rq=rq)
+                             2 * k16 + (16 if short_rows(request.params) else 0), k16=k16, rq=rq)
 
     @classmethod
     def declare(cls, call, ctx):
