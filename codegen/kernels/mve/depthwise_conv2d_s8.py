@@ -25,12 +25,13 @@ class DepthwiseConv2dS8Mve(DepthwiseShape, OutputStage):
     rq: ConstArray
 
 
-def g8_path(params: dict) -> bool:
+def g8_path(params: dict, optimize: str) -> bool:
     """Whether a call takes the template's group-major 3x3 path (the kernel decides the same
-    at run time): depth multiplier 1, channels a multiple of 16 (the rows' groups) or 8, a 3x3
-    window undilated, stride 1 or 2 across, over a padded layer (the rows are copied to scratch
-    anyway)."""
-    return ((params["in_c"] % 16 == 0 or params["in_c"] == 8) and params["k_h"] == 3 and params["k_w"] == 3 and params["dilation_h"] == 1
+    at run time where the template renders it): depth multiplier 1, channels a multiple of 16
+    (the rows' groups) or 8, a 3x3 window undilated, stride 1 or 2 across, over a padded layer
+    (the rows are copied to scratch anyway); not with --optimize size (its windows in
+    assembly, one per pixel and stride size, take about 1.5 KB of code each)."""
+    return optimize != "size" and ((params["in_c"] % 16 == 0 or params["in_c"] == 8) and params["k_h"] == 3 and params["k_w"] == 3 and params["dilation_h"] == 1
             and params["dilation_w"] == 1 and params["stride_w"] in (1, 2) and depthwise_rows_path(params, vector=1))
 
 
@@ -40,13 +41,13 @@ def g8_weights(taps: np.ndarray) -> np.ndarray:
     return taps.reshape(9, -1, 8).transpose(1, 0, 2).reshape(-1)
 
 
-def template_paths(params: dict) -> set[str]:
+def template_paths(params: dict, optimize: str) -> set[str]:
     """The template's paths a call with parameter block `params` takes (paths.py), as the
     kernel tests them: the general loop (a depth multiplier), else the padded rows where the
     layer needs them and eight channels at a time (3x3 unrolled, or any window) or four."""
     if params["depth_multiplier"] != 1:
         return {"generic"}
-    if g8_path(params):
+    if g8_path(params, optimize):
         return {"g3x3_8" if params["in_c"] == 8 else "g3x3_16"}
     if params["in_c"] % 8:
         group = "c4"
@@ -67,11 +68,11 @@ class DepthwiseConv2dS8MveSpec(KernelSpec):
         if shape["depth_multiplier"] == 1 and shape["in_c"] % 8 == 0:
             order = repack.even_odd_order(shape["in_c"])  # the kernel's eight-channel groups
         p, rq = vector_requant(request, ctx, taps.T, order=order)
-        stored = g8_weights(taps) if g8_path(shape) else taps
+        stored = g8_weights(taps) if g8_path(shape, ctx.optimize) else taps
         return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", stored, "int8"),
                              depthwise_rows_bytes(shape, vector=1), rq=rq)
 
     @classmethod
     def declare(cls, call, ctx):
         allow_rows_depthwise_overlap(ctx, call, vector=1)
-        claim_paths(ctx, call, template_paths(call.params))
+        claim_paths(ctx, call, template_paths(call.params, ctx.optimize))
