@@ -20,10 +20,16 @@ class Conv2dS8Mve(ConvShape, OutputStage):
     rq: ConstArray  # Helium's per-channel vectors (codegen/kernels/repack.mve_requant)
 
 
+def row_windows(params: dict) -> bool:
+    """Whether the kernel copies the windows inside the image a row at a time
+    (kiln_conv2d_s8_short_rows): contiguous rows, not a pointwise layer of the input's size."""
+    return params["dilation_w"] == 1 and not pointwise(params)
+
+
 def short_rows(params: dict) -> bool:
-    """Whether the kernel may copy a window a row per vector (kiln_conv2d_s8_short_rows):
-    contiguous rows of at most 16 bytes, not a pointwise layer of the input's size."""
-    return params["k_w"] * params["in_c"] <= 16 and params["dilation_w"] == 1 and not pointwise(params)
+    """Whether those rows are of at most 16 bytes (an RGB stem's), each a whole-vector store
+    that may reach 16 bytes past the second column."""
+    return row_windows(params) and params["k_w"] * params["in_c"] <= 16
 
 
 def pointwise(params: dict) -> bool:
@@ -36,14 +42,14 @@ def pointwise(params: dict) -> bool:
 def template_paths(params: dict, optimize: str) -> set[str]:
     """The template's paths a call takes (codegen/kernels/cortex_m_dsp/paths.py): the copying
     path always (a plan may overlap any layer's output with its input), the direct one for a
-    1x1 layer of the input's size, the short rows for a window whose rows are contiguous and
-    at most 16 bytes (an RGB stem's), but with --optimize size, which copies every layer's
+    1x1 layer of the input's size, the row copies for windows whose rows are contiguous
+    ("short"), but with --optimize size, which copies every layer's
     columns (one copy of the inner loop) one tap at a time ("small")."""
     if optimize == "size":
         return {"small"}
     if pointwise(params):
         return {"direct"}
-    return {"short"} if short_rows(params) else set()
+    return {"short"} if row_windows(params) else set()
 
 
 @kernel_spec
