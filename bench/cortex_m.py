@@ -84,27 +84,30 @@ class PeerFigures:
     arena: int
     flash: int  # text + rodata + data of its firmware
     ram: int | None  # data + bss (arena at its smallest) + stack; not published
-    measured: bool
+    mark: str  # "" measured (in this run with --peer-firmware), "\u2021" an earlier run's, "\u2020" published
 
 
-def peer_figures(name: str, target: str, peers: dict) -> PeerFigures:
+def peer_figures(name: str, target: str, peers: dict, same_run: set[str] | None = None) -> PeerFigures:
     m = peers.get(target, {}).get(name)
     if m is not None:
         return PeerFigures(m["instructions"], m["arena"], m["text"] + m["rodata"] + m["data"],
-                           m["data"] + m["bss"] + m["stack"], True)
+                           m["data"] + m["bss"] + m["stack"], "\u2021" if same_run and target not in same_run else "")
     _, cmsis, arena, flash = TFLM_M4[name]
-    return PeerFigures(cmsis, arena, flash, None, False)
+    return PeerFigures(cmsis, arena, flash, None, "\u2020")
 
 
 def _peer(n: int, p: PeerFigures) -> str:
-    return _fmt(n) if p.measured else f"{_fmt(n)}\u2020"
+    return f"{_fmt(n)}{p.mark}"
 
 
 def render(results: dict, toolchain: str, peers: dict | None = None, code: list[str] | None = None,
-           same_run: bool = False, streaming: list[str] | None = None) -> str:
+           same_run: set[str] | None = None, streaming: list[str] | None = None) -> str:
+    """`same_run`: the targets whose peer firmware ran in this run (--peer-firmware)."""
     peers = {} if peers is None else peers
     command = "python -m bench.cortex_m" + (" --peer-firmware DIR" if same_run else "")
-    how = ("measured in this same run from its prebuilt firmware (`--peer-firmware DIR`, DIR/<target>/<model>.elf)"
+    how = (f"measured in this same run from its prebuilt firmware on {', '.join(sorted(same_run))} "
+           "(`--peer-firmware DIR`, DIR/<target>/<model>.elf; \u2021: no firmware for that target in DIR, the "
+           "figure of an earlier run kept in bench/peers/tflm_cmsis_nn.json)"
            if same_run else "read from bench/peers/tflm_cmsis_nn.json, measured by an earlier run")
     lines = ["# Cortex-M: instructions per inference, flash and RAM (MLPerf Tiny, int8)", "",
              f"Command: `{command}` (from the repository root; commit {_commit()}).  ",
@@ -132,7 +135,7 @@ def render(results: dict, toolchain: str, peers: dict | None = None, code: list[
         tflm_ref = TFLM_M4[name][0]
         for target in TARGETS:
             fast, ref = results[name][target]
-            p = peer_figures(name, target, peers)
+            p = peer_figures(name, target, peers, same_run)
             lines.append(f"| {name} | {target} ({_variant(fast)}) | {_fmt(fast.totals[0])} | {_fmt(ref.totals[0])} | "
                          f"{ref.totals[0] / fast.totals[0]:.2f}x | {_fmt(tflm_ref)} | {_peer(p.instructions, p)} | "
                          f"{p.instructions / fast.totals[0]:.2f}x |")
@@ -162,7 +165,7 @@ def render(results: dict, toolchain: str, peers: dict | None = None, code: list[
             fast, ref = results[name][target]
             m, f = fast.model_sizes, fast.firmware_sizes
             stack = fast.stack_bytes or 0
-            p = peer_figures(name, target, peers)
+            p = peer_figures(name, target, peers, same_run)
             peer_ram = _peer(p.ram, p) if p.ram is not None else "n/a (not published)"
             lines.append(f"| {name} | {target} | {_fmt(m.text + m.rodata)} | {_fmt(m.data + m.bss)} | "
                          f"{_fmt(f.text + f.rodata)} | {_fmt(f.data + f.bss + stack)} ({_fmt(stack)}) | "
@@ -195,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                          "(bench/peers/README.md): measured in this run and written to " + str(PEERS_FILE.relative_to(ROOT)))
     args = ap.parse_args(argv)
     results: dict = {}
-    peers = tflm_firmware.load(PEERS_FILE)
+    peers, same_run = tflm_firmware.load(PEERS_FILE), set()
     with tempfile.TemporaryDirectory(prefix="kiln-bench-") as tmp:
         plugin = build_plugin(Path(tmp))
         for name, fname in INT8_MODELS:
@@ -211,10 +214,11 @@ def main(argv: list[str] | None = None) -> int:
         streaming = cortex_m_streaming.measure(TARGETS, plugin)
         if args.peer_firmware is not None:
             models = [(n, MODELS / f) for n, f in INT8_MODELS] + [(cortex_m_streaming.NAME, cortex_m_streaming.MODEL)]
-            tflm_firmware.save(PEERS_FILE, tflm_firmware.measure_into(peers, args.peer_firmware, models, TARGETS, plugin))
+            same_run = tflm_firmware.measure_into(peers, args.peer_firmware, models, TARGETS, plugin)
+            tflm_firmware.save(PEERS_FILE, peers)
     code = cortex_m_code.section(cortex_m_code.measure([(n, MODELS / f) for n, f in INT8_MODELS], TARGETS), size_insns)
-    args.out.write_text(render(results, _toolchain(), peers, code, args.peer_firmware is not None,
-                               cortex_m_streaming.section(streaming, peers)))
+    args.out.write_text(render(results, _toolchain(), peers, code, same_run,
+                               cortex_m_streaming.section(streaming, peers, same_run)))
     print(f"wrote {args.out}")
     return 0
 

@@ -142,10 +142,10 @@ EXTRA = [("MobileNetV2 blocks", mobilenet_v2_blocks), ("inception block", incept
          ("small U-Net", small_unet), ("wide MLP", wide_mlp)]
 
 
-def _peer_cells(fast_insns: int, fast_arena: int, p: dict | None) -> str:
+def _peer_cells(fast_insns: int, fast_arena: int, p: dict | None, mark: str) -> str:
     if p is None:
-        return "n/a | | {:,} | n/a".format(fast_arena)
-    return f"{p['instructions']:,} | {p['instructions'] / fast_insns:.2f}x | {fast_arena:,} | {p['arena']:,}"
+        return f"n/a | | {fast_arena:,} | n/a"
+    return f"{p['instructions']:,}{mark} | {p['instructions'] / fast_insns:.2f}x | {fast_arena:,} | {p['arena']:,}{mark}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,13 +162,12 @@ def main(argv: list[str] | None = None) -> int:
             (args.write_models / f"{make.__name__}.tflite").write_bytes(make())
         print(f"wrote {len(EXTRA)} models into {args.write_models}")
         return 0
-    command = "python -m bench.cortex_m_extra" + (" --peer-firmware DIR" if args.peer_firmware else "")
     lines = ["# Cortex-M: instructions per inference beyond MLPerf Tiny (int8)", "",
-             f"Command: `{command}` (from the repository root). " + " ".join(__doc__.split("\n\n")[2].split()), "",
+             " ".join(__doc__.split("\n\n")[2].split()), "",
              "| model | target (fast variants) | Kiln fast | Kiln reference | fast vs reference | TFLM + CMSIS-NN | "
              "TFLM + CMSIS-NN / Kiln fast | Kiln arena | TFLM arena | where (fast, top 3 calls) |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
-    peers = tflm_firmware.load(PEERS_FILE)
+    peers, same_run = tflm_firmware.load(PEERS_FILE), set()
     with tempfile.TemporaryDirectory(prefix="kiln-bench-extra-") as tmp:
         plugin = build_plugin(Path(tmp))
         models = []
@@ -177,19 +176,29 @@ def main(argv: list[str] | None = None) -> int:
             path.write_bytes(make())
             models.append((name, path))
         if args.peer_firmware is not None:
-            tflm_firmware.save(PEERS_FILE, tflm_firmware.measure_into(peers, args.peer_firmware, models, TARGETS, plugin))
+            same_run = tflm_firmware.measure_into(peers, args.peer_firmware, models, TARGETS, plugin)
+            tflm_firmware.save(PEERS_FILE, peers)
         for name, path in models:
             for target in TARGETS:
                 fast, ref = profile(path, target, False, plugin), profile(path, target, True, plugin)
                 top = sorted(fast.calls, key=lambda c: -c.instructions[0])[:3]
                 where = ", ".join(f"{c.kernel} {c.instructions[0]:,}" for c in top)
-                peer = _peer_cells(fast.totals[0], fast.arena_bytes, peers.get(target, {}).get(name))
+                mark = "\u2021" if same_run and target not in same_run else ""
+                peer = _peer_cells(fast.totals[0], fast.arena_bytes, peers.get(target, {}).get(name), mark)
                 lines.append(f"| {name} | {target} ({_variant(fast)}) | {fast.totals[0]:,} | {ref.totals[0]:,} | "
                              f"{ref.totals[0] / fast.totals[0]:.2f}x | {peer} | {where} |")
                 print(lines[-1], flush=True)
+    command = "python -m bench.cortex_m_extra" + (" --peer-firmware DIR" if args.peer_firmware else "")
+    lines[2] = f"Command: `{command}` (from the repository root). " + lines[2]
     lines += ["", "Every model is bit-exact with TFLite Micro on the M4, M7 and M55 boards (`kiln verify --samples 3`, "
               "run by hand). *TFLM arena*: the smallest arena TFLite Micro's interpreter runs the model in; "
               "*Kiln arena*: the fast build's arena (activations and the kernels' scratch)."]
+    if same_run != set(TARGETS) and args.peer_firmware is not None:
+        lines.append("\u2021: no peer firmware for that target in DIR; the figure of an earlier run kept in "
+                     "bench/peers/tflm_cmsis_nn.json.")
+    elif args.peer_firmware is None:
+        lines.append("TFLM + CMSIS-NN figures read from bench/peers/tflm_cmsis_nn.json (an earlier run with "
+                     "`--peer-firmware DIR`).")
     args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
     return 0

@@ -39,7 +39,8 @@ def measure(targets: list[str], plugin: Path) -> dict[str, tuple[int, int, int]]
     return out
 
 
-def section(kiln: dict[str, tuple[int, int, int]], peers: dict) -> list[str]:
+def section(kiln: dict[str, tuple[int, int, int]], peers: dict, same_run: set[str] | None = None) -> list[str]:
+    """`same_run`: the targets whose peer firmware ran in this run; others' figures get \u2021."""
     lines = ["## Streaming keyword spotter (converted, resource variables)", "",
              "tests/tflite_converted/streaming_kws_int8.tflite, built by TensorFlow's converter from a "
              "tf.Module with two variables (the last frames of a causal convolution, a GRU-like state): "
@@ -58,8 +59,9 @@ def section(kiln: dict[str, tuple[int, int, int]], peers: dict) -> list[str]:
         if p is None:
             lines.append(f"| {target} | {insns:,} | n/a (not measured) | | {kiln_ram} | n/a | |")
             continue
+        mark = "\u2021" if same_run and target not in same_run else ""
         variables = p.get("variable_arena", 0)
         p_ram = p["arena"] + variables
-        lines.append(f"| {target} | {insns:,} | {p['instructions']:,} | {insns / p['instructions']:.2f}x | "
-                     f"{kiln_ram} | {p['arena']:,} + {variables:,} = {p_ram:,} | {(arena + state) / p_ram:.2f}x |")
+        lines.append(f"| {target} | {insns:,} | {p['instructions']:,}{mark} | {insns / p['instructions']:.2f}x | "
+                     f"{kiln_ram} | {p['arena']:,} + {variables:,} = {p_ram:,}{mark} | {(arena + state) / p_ram:.2f}x |")
     return lines + [""]

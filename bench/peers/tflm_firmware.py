@@ -69,15 +69,24 @@ def measure(elf: Path, model: Path, target: str, plugin: Path) -> dict[str, int]
     return figures | ({"variable_arena": variables} if variables else {})
 
 
-def measure_into(peers: dict, folder: Path, models: list[tuple[str, Path]], targets: list[str], plugin: Path) -> dict:
-    """`peers` ({target: {model name: figures}}) with every model and target measured from `folder`."""
+def measure_into(peers: dict, folder: Path, models: list[tuple[str, Path]], targets: list[str],
+                 plugin: Path) -> set[str]:
+    """Update `peers` ({target: {model name: figures}}) with every model measured from `folder`
+    on every target that has a folder there; the targets measured."""
+    if not folder.is_dir():
+        raise PeerFirmwareError(f"no peer firmware folder {folder}")
+    measured = set()
     for target in targets:
+        if not (folder / target).is_dir():
+            print(f"no peer firmware for {target} in {folder}: its figures stay as they were", flush=True)
+            continue
+        measured.add(target)
         for name, model in models:
             figures = measure(peer_elf(folder, target, model), model, target, plugin)
             peers.setdefault(target, {})[name] = figures
             print(f"{'TFLM + CMSIS-NN':20s} {name:20s} {target:11s} {figures['instructions']:>12,}  "
                   f"arena {figures['arena']:,}", flush=True)
-    return peers
+    return measured
 
 
 def load(path: Path) -> dict:
