@@ -91,7 +91,7 @@ def peer_figures(name: str, target: str, peers: dict, same_run: set[str] | None 
     m = peers.get(target, {}).get(name)
     if m is not None:
         return PeerFigures(m["instructions"], m["arena"], m["text"] + m["rodata"] + m["data"],
-                           m["data"] + m["bss"] + m["stack"], "\u2021" if same_run and target not in same_run else "")
+                           m["data"] + m["bss"] + m["stack"], "\u2021" if same_run is not None and target not in same_run else "")
     _, cmsis, arena, flash = TFLM_M4[name]
     return PeerFigures(cmsis, arena, flash, None, "\u2020")
 
@@ -104,11 +104,11 @@ def render(results: dict, toolchain: str, peers: dict | None = None, code: list[
            same_run: set[str] | None = None, streaming: list[str] | None = None) -> str:
     """`same_run`: the targets whose peer firmware ran in this run (--peer-firmware)."""
     peers = {} if peers is None else peers
-    command = "python -m bench.cortex_m" + (" --peer-firmware DIR" if same_run else "")
+    command = "python -m bench.cortex_m" + (" --peer-firmware DIR" if same_run is not None else "")
     how = (f"measured in this same run from its prebuilt firmware on {', '.join(sorted(same_run))} "
            "(`--peer-firmware DIR`, DIR/<target>/<model>.elf; \u2021: no firmware for that target in DIR, the "
            "figure of an earlier run kept in bench/peers/tflm_cmsis_nn.json)"
-           if same_run else "read from bench/peers/tflm_cmsis_nn.json, measured by an earlier run")
+           if same_run is not None else "read from bench/peers/tflm_cmsis_nn.json, measured by an earlier run")
     lines = ["# Cortex-M: instructions per inference, flash and RAM (MLPerf Tiny, int8)", "",
              f"Command: `{command}` (from the repository root; commit {_commit()}).  ",
              f"Toolchain and emulator: {toolchain}; host {platform.machine()}, Python {platform.python_version()}.",
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                          "(bench/peers/README.md): measured in this run and written to " + str(PEERS_FILE.relative_to(ROOT)))
     args = ap.parse_args(argv)
     results: dict = {}
-    peers, same_run = tflm_firmware.load(PEERS_FILE), set()
+    peers, same_run = tflm_firmware.load(PEERS_FILE), None
     with tempfile.TemporaryDirectory(prefix="kiln-bench-") as tmp:
         plugin = build_plugin(Path(tmp))
         for name, fname in INT8_MODELS:
@@ -212,11 +212,12 @@ def main(argv: list[str] | None = None) -> int:
                              profile(MODELS / fname, "cortex-m4", False, plugin, "size").totals[0])
                       for name, fname in INT8_MODELS}
         streaming = cortex_m_streaming.measure(TARGETS, plugin)
+        code = cortex_m_code.section(cortex_m_code.measure([(n, MODELS / f) for n, f in INT8_MODELS], TARGETS),
+                                     size_insns)
         if args.peer_firmware is not None:
             models = [(n, MODELS / f) for n, f in INT8_MODELS] + [(cortex_m_streaming.NAME, cortex_m_streaming.MODEL)]
             same_run = tflm_firmware.measure_into(peers, args.peer_firmware, models, TARGETS, plugin)
             tflm_firmware.save(PEERS_FILE, peers)
-    code = cortex_m_code.section(cortex_m_code.measure([(n, MODELS / f) for n, f in INT8_MODELS], TARGETS), size_insns)
     args.out.write_text(render(results, _toolchain(), peers, code, same_run,
                                cortex_m_streaming.section(streaming, peers, same_run)))
     print(f"wrote {args.out}")

@@ -148,6 +148,33 @@ def _peer_cells(fast_insns: int, fast_arena: int, p: dict | None, mark: str) -> 
     return f"{p['instructions']:,}{mark} | {p['instructions'] / fast_insns:.2f}x | {fast_arena:,} | {p['arena']:,}{mark}"
 
 
+def render(results: dict, peers: dict, same_run: set[str] | None) -> str:
+    """`results`: {model name: {target: (fast, reference) Profile}}; `same_run`: the targets whose
+    peer firmware ran in this run (None: no --peer-firmware)."""
+    command = "python -m bench.cortex_m_extra" + (" --peer-firmware DIR" if same_run is not None else "")
+    lines = ["# Cortex-M: instructions per inference beyond MLPerf Tiny (int8)", "",
+             f"Command: `{command}` (from the repository root). " + " ".join(__doc__.split("\n\n")[2].split()), "",
+             "| model | target (fast variants) | Kiln fast | Kiln reference | fast vs reference | TFLM + CMSIS-NN | "
+             "TFLM + CMSIS-NN / Kiln fast | Kiln arena | TFLM arena | where (fast, top 3 calls) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for name, by_target in results.items():
+        for target, (fast, ref) in by_target.items():
+            top = sorted(fast.calls, key=lambda c: -c.instructions[0])[:3]
+            where = ", ".join(f"{c.kernel} {c.instructions[0]:,}" for c in top)
+            mark = "\u2021" if same_run is not None and target not in same_run else ""
+            peer = _peer_cells(fast.totals[0], fast.arena_bytes, peers.get(target, {}).get(name), mark)
+            lines.append(f"| {name} | {target} ({_variant(fast)}) | {fast.totals[0]:,} | {ref.totals[0]:,} | "
+                         f"{ref.totals[0] / fast.totals[0]:.2f}x | {peer} | {where} |")
+    lines += ["", "Every model is bit-exact with TFLite Micro on the M4, M7 and M55 boards (`kiln verify --samples 3`, "
+              "run by hand). *TFLM arena*: the smallest arena TFLite Micro's interpreter runs the model in; "
+              "*Kiln arena*: the fast build's arena (activations and the kernels' scratch). " +
+              ("\u2021: no peer firmware for that target in DIR; the figure of an earlier run kept in "
+               "bench/peers/tflm_cmsis_nn.json." if same_run is not None else
+               "TFLM + CMSIS-NN figures read from bench/peers/tflm_cmsis_nn.json (an earlier run with "
+               "`--peer-firmware DIR`).")]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "CORTEX_M_EXTRA.md")
@@ -162,12 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             (args.write_models / f"{make.__name__}.tflite").write_bytes(make())
         print(f"wrote {len(EXTRA)} models into {args.write_models}")
         return 0
-    lines = ["# Cortex-M: instructions per inference beyond MLPerf Tiny (int8)", "",
-             " ".join(__doc__.split("\n\n")[2].split()), "",
-             "| model | target (fast variants) | Kiln fast | Kiln reference | fast vs reference | TFLM + CMSIS-NN | "
-             "TFLM + CMSIS-NN / Kiln fast | Kiln arena | TFLM arena | where (fast, top 3 calls) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
-    peers, same_run = tflm_firmware.load(PEERS_FILE), set()
+    peers, same_run, results = tflm_firmware.load(PEERS_FILE), None, {}
     with tempfile.TemporaryDirectory(prefix="kiln-bench-extra-") as tmp:
         plugin = build_plugin(Path(tmp))
         models = []
@@ -175,31 +197,14 @@ def main(argv: list[str] | None = None) -> int:
             path = Path(tmp) / f"{make.__name__}.tflite"
             path.write_bytes(make())
             models.append((name, path))
+            results[name] = {}
+            for target in TARGETS:
+                results[name][target] = fast, ref = profile(path, target, False, plugin), profile(path, target, True, plugin)
+                print(f"{name:20s} {target:11s} fast {fast.totals[0]:>12,}  reference {ref.totals[0]:>12,}", flush=True)
         if args.peer_firmware is not None:
             same_run = tflm_firmware.measure_into(peers, args.peer_firmware, models, TARGETS, plugin)
             tflm_firmware.save(PEERS_FILE, peers)
-        for name, path in models:
-            for target in TARGETS:
-                fast, ref = profile(path, target, False, plugin), profile(path, target, True, plugin)
-                top = sorted(fast.calls, key=lambda c: -c.instructions[0])[:3]
-                where = ", ".join(f"{c.kernel} {c.instructions[0]:,}" for c in top)
-                mark = "\u2021" if same_run and target not in same_run else ""
-                peer = _peer_cells(fast.totals[0], fast.arena_bytes, peers.get(target, {}).get(name), mark)
-                lines.append(f"| {name} | {target} ({_variant(fast)}) | {fast.totals[0]:,} | {ref.totals[0]:,} | "
-                             f"{ref.totals[0] / fast.totals[0]:.2f}x | {peer} | {where} |")
-                print(lines[-1], flush=True)
-    command = "python -m bench.cortex_m_extra" + (" --peer-firmware DIR" if args.peer_firmware else "")
-    lines[2] = f"Command: `{command}` (from the repository root). " + lines[2]
-    lines += ["", "Every model is bit-exact with TFLite Micro on the M4, M7 and M55 boards (`kiln verify --samples 3`, "
-              "run by hand). *TFLM arena*: the smallest arena TFLite Micro's interpreter runs the model in; "
-              "*Kiln arena*: the fast build's arena (activations and the kernels' scratch)."]
-    if same_run != set(TARGETS) and args.peer_firmware is not None:
-        lines.append("\u2021: no peer firmware for that target in DIR; the figure of an earlier run kept in "
-                     "bench/peers/tflm_cmsis_nn.json.")
-    elif args.peer_firmware is None:
-        lines.append("TFLM + CMSIS-NN figures read from bench/peers/tflm_cmsis_nn.json (an earlier run with "
-                     "`--peer-firmware DIR`).")
-    args.out.write_text("\n".join(lines) + "\n")
+    args.out.write_text(render(results, peers, same_run))
     print(f"wrote {args.out}")
     return 0
 

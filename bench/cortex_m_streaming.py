@@ -59,7 +59,7 @@ def section(kiln: dict[str, tuple[int, int, int]], peers: dict, same_run: set[st
         if p is None:
             lines.append(f"| {target} | {insns:,} | n/a (not measured) | | {kiln_ram} | n/a | |")
             continue
-        mark = "\u2021" if same_run and target not in same_run else ""
+        mark = "\u2021" if same_run is not None and target not in same_run else ""
         variables = p.get("variable_arena", 0)
         p_ram = p["arena"] + variables
         lines.append(f"| {target} | {insns:,} | {p['instructions']:,}{mark} | {insns / p['instructions']:.2f}x | "
