@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.peer_firmware is not None:
             models = [(n, MODELS / f) for n, f in INT8_MODELS] + [(cortex_m_streaming.NAME, cortex_m_streaming.MODEL)]
             same_run = tflm_firmware.measure_into(peers, args.peer_firmware, models, TARGETS, plugin)
-            tflm_firmware.save(PEERS_FILE, peers)
+            tflm_firmware.record(PEERS_FILE, peers, models, same_run)
     args.out.write_text(render(results, _toolchain(), peers, code, same_run,
                                cortex_m_streaming.section(streaming, peers, same_run)))
     print(f"wrote {args.out}")

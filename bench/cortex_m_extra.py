@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name:20s} {target:11s} fast {fast.totals[0]:>12,}  reference {ref.totals[0]:>12,}", flush=True)
         if args.peer_firmware is not None:
             same_run = tflm_firmware.measure_into(peers, args.peer_firmware, models, TARGETS, plugin)
-            tflm_firmware.save(PEERS_FILE, peers)
+            tflm_firmware.record(PEERS_FILE, peers, models, same_run)
     args.out.write_text(render(results, peers, same_run))
     print(f"wrote {args.out}")
     return 0

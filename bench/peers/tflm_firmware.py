@@ -93,5 +93,11 @@ def load(path: Path) -> dict:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def save(path: Path, peers: dict) -> None:
-    path.write_text(json.dumps(peers, indent=1, sort_keys=True) + "\n")
+def record(path: Path, peers: dict, models: list[tuple[str, Path]], targets: set[str]) -> None:
+    """Write the figures of `models` on `targets` into the JSON file, keeping every other entry as
+    the file has it now (bench.cortex_m and bench.cortex_m_extra may run side by side)."""
+    current = load(path)
+    for target in targets:
+        for name, _ in models:
+            current.setdefault(target, {})[name] = peers[target][name]
+    path.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n")
