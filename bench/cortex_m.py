@@ -1,32 +1,33 @@
 """Cortex-M benchmark: exact instructions per inference of the MLPerf Tiny int8 models on the
 emulated M4, M7 and M55 boards, Kiln's DSP / Helium kernels against Kiln's portable reference
-kernels, next to TFLite Micro + CMSIS-NN's counts on the same M4 board; flash and RAM of
+kernels, next to TFLite Micro + CMSIS-NN on the same boards; flash and RAM of
 each firmware.
 
-Run from the repository root:  python -m bench.cortex_m  [--out bench/CORTEX_M.md]
+Run from the repository root:  python -m bench.cortex_m  [--out bench/CORTEX_M.md] [--peer-firmware DIR]
 
 Counts come from `kiln profile`'s machinery (codegen/verify/profile.py: the QEMU plugin counts
 every executed instruction between the markers around the model call), one inference on a
 fixed random int8 input. Sizes come from arm-none-eabi-size on the firmware (the model plus
 the test harness and startup code; the samples live outside the budget) and on the model's
 objects alone; the stack is the harness's measured high-water mark. TFLite Micro + CMSIS-NN is
-not built here (its code stays outside the repository): its counts and sizes, measured on the
-same boards with the same toolchain and plugin, are read from bench/peers/tflm_cmsis_nn.json,
-whose README says how they were made; a target missing there falls back to the M4 figures
-published in shared/models/README.md, marked as such.
+not built here (its code stays outside the repository). With `--peer-firmware DIR` its firmware,
+prebuilt as bench/peers/README.md says (DIR/<target>/<model stem>.elf), runs in this same run on
+the same boards under the same plugin (bench/peers/tflm_firmware.py) and its figures are written
+to bench/peers/tflm_cmsis_nn.json; without it they are read from that file, and a target missing
+there falls back to the M4 figures published in shared/models/README.md, marked as such.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import platform
 import subprocess
 import tempfile
 from pathlib import Path
 
-from bench import cortex_m_code
+from bench import cortex_m_code, cortex_m_streaming
+from bench.peers import tflm_firmware
 from codegen.options import CompileOptions
 from codegen.targets import load_target
 from codegen.verify.profile import Profile, build_plugin, profile_model
@@ -83,26 +84,33 @@ class PeerFigures:
     arena: int
     flash: int  # text + rodata + data of its firmware
     ram: int | None  # data + bss (arena at its smallest) + stack; not published
-    measured: bool
+    mark: str  # "" measured (in this run with --peer-firmware), "\u2021" an earlier run's, "\u2020" published
 
 
-def peer_figures(name: str, target: str, peers: dict) -> PeerFigures:
+def peer_figures(name: str, target: str, peers: dict, same_run: set[str] | None = None) -> PeerFigures:
     m = peers.get(target, {}).get(name)
     if m is not None:
         return PeerFigures(m["instructions"], m["arena"], m["text"] + m["rodata"] + m["data"],
-                           m["data"] + m["bss"] + m["stack"], True)
+                           m["data"] + m["bss"] + m["stack"], "\u2021" if same_run is not None and target not in same_run else "")
     _, cmsis, arena, flash = TFLM_M4[name]
-    return PeerFigures(cmsis, arena, flash, None, False)
+    return PeerFigures(cmsis, arena, flash, None, "\u2020")
 
 
 def _peer(n: int, p: PeerFigures) -> str:
-    return _fmt(n) if p.measured else f"{_fmt(n)}\u2020"
+    return f"{_fmt(n)}{p.mark}"
 
 
-def render(results: dict, toolchain: str, peers: dict | None = None, code: list[str] | None = None) -> str:
+def render(results: dict, toolchain: str, peers: dict | None = None, code: list[str] | None = None,
+           same_run: set[str] | None = None, streaming: list[str] | None = None) -> str:
+    """`same_run`: the targets whose peer firmware ran in this run (--peer-firmware)."""
     peers = {} if peers is None else peers
+    command = "python -m bench.cortex_m" + (" --peer-firmware DIR" if same_run is not None else "")
+    how = (f"measured in this same run from its prebuilt firmware on {', '.join(sorted(same_run))} "
+           "(`--peer-firmware DIR`, DIR/<target>/<model>.elf; \u2021: no firmware for that target in DIR, the "
+           "figure of an earlier run kept in bench/peers/tflm_cmsis_nn.json)"
+           if same_run is not None else "read from bench/peers/tflm_cmsis_nn.json, measured by an earlier run")
     lines = ["# Cortex-M: instructions per inference, flash and RAM (MLPerf Tiny, int8)", "",
-             f"Command: `python -m bench.cortex_m` (from the repository root; commit {_commit()}).  ",
+             f"Command: `{command}` (from the repository root; commit {_commit()}).  ",
              f"Toolchain and emulator: {toolchain}; host {platform.machine()}, Python {platform.python_version()}.",
              "",
              "Exact executed instructions of one inference (the call into the generated model to its return), "
@@ -115,8 +123,8 @@ def render(results: dict, toolchain: str, peers: dict | None = None, code: list[
              "-m slow`, 20 samples per model and target; `tests/cortex_m/test_dsp_kernels.py` per kernel).",
              "",
              "*TFLM + CMSIS-NN*: TFLite Micro with its CMSIS-NN kernels built for the same board, run on the "
-             "same QEMU board under the same plugin, one `Invoke()` on the same kind of input "
-             "(bench/peers/README.md says how it was built; its figures are in bench/peers/tflm_cmsis_nn.json). "
+             "same QEMU board under the same plugin, the second of two `Invoke()`s on the same kind of input, "
+             f"{how} (bench/peers/README.md says how the firmware is built). "
              "\u2020: not measured for that target; the M4 figure published in shared/models/README.md. "
              "*TFLM reference*: TFLite Micro with its reference kernels on the M4, published there.", ""]
     lines += ["## Instructions per inference", "",
@@ -127,7 +135,7 @@ def render(results: dict, toolchain: str, peers: dict | None = None, code: list[
         tflm_ref = TFLM_M4[name][0]
         for target in TARGETS:
             fast, ref = results[name][target]
-            p = peer_figures(name, target, peers)
+            p = peer_figures(name, target, peers, same_run)
             lines.append(f"| {name} | {target} ({_variant(fast)}) | {_fmt(fast.totals[0])} | {_fmt(ref.totals[0])} | "
                          f"{ref.totals[0] / fast.totals[0]:.2f}x | {_fmt(tflm_ref)} | {_peer(p.instructions, p)} | "
                          f"{p.instructions / fast.totals[0]:.2f}x |")
@@ -157,7 +165,7 @@ def render(results: dict, toolchain: str, peers: dict | None = None, code: list[
             fast, ref = results[name][target]
             m, f = fast.model_sizes, fast.firmware_sizes
             stack = fast.stack_bytes or 0
-            p = peer_figures(name, target, peers)
+            p = peer_figures(name, target, peers, same_run)
             peer_ram = _peer(p.ram, p) if p.ram is not None else "n/a (not published)"
             lines.append(f"| {name} | {target} | {_fmt(m.text + m.rodata)} | {_fmt(m.data + m.bss)} | "
                          f"{_fmt(f.text + f.rodata)} | {_fmt(f.data + f.bss + stack)} ({_fmt(stack)}) | "
@@ -179,14 +187,18 @@ def render(results: dict, toolchain: str, peers: dict | None = None, code: list[
     lines += ["Beyond MLPerf Tiny (a MobileNetV2 residual pair, an inception-style block with max pools and a "
               "concatenation, a small U-Net, a wide MLP): bench/CORTEX_M_EXTRA.md. The cost model's estimate "
               "against these counts: bench/COST_FIT_CORTEX_M.md.", ""]
-    return "\n".join(lines + (code or []))
+    return "\n".join(lines + (code or []) + (streaming or []))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "CORTEX_M.md")
+    ap.add_argument("--peer-firmware", type=Path, metavar="DIR",
+                    help="prebuilt TFLite Micro + CMSIS-NN firmware, DIR/<target>/<model stem>.elf "
+                         "(bench/peers/README.md): measured in this run and written to " + str(PEERS_FILE.relative_to(ROOT)))
     args = ap.parse_args(argv)
     results: dict = {}
+    peers, same_run = tflm_firmware.load(PEERS_FILE), None
     with tempfile.TemporaryDirectory(prefix="kiln-bench-") as tmp:
         plugin = build_plugin(Path(tmp))
         for name, fname in INT8_MODELS:
@@ -199,9 +211,15 @@ def main(argv: list[str] | None = None) -> int:
         size_insns = {name: (results[name]["cortex-m4"][0].totals[0],
                              profile(MODELS / fname, "cortex-m4", False, plugin, "size").totals[0])
                       for name, fname in INT8_MODELS}
-    code = cortex_m_code.section(cortex_m_code.measure([(n, MODELS / f) for n, f in INT8_MODELS], TARGETS), size_insns)
-    peers = json.loads(PEERS_FILE.read_text()) if PEERS_FILE.is_file() else {}
-    args.out.write_text(render(results, _toolchain(), peers, code))
+        streaming = cortex_m_streaming.measure(TARGETS, plugin)
+        code = cortex_m_code.section(cortex_m_code.measure([(n, MODELS / f) for n, f in INT8_MODELS], TARGETS),
+                                     size_insns)
+        if args.peer_firmware is not None:
+            models = [(n, MODELS / f) for n, f in INT8_MODELS] + [(cortex_m_streaming.NAME, cortex_m_streaming.MODEL)]
+            same_run = tflm_firmware.measure_into(peers, args.peer_firmware, models, TARGETS, plugin)
+            tflm_firmware.record(PEERS_FILE, peers, models, same_run)
+    args.out.write_text(render(results, _toolchain(), peers, code, same_run,
+                               cortex_m_streaming.section(streaming, peers, same_run)))
     print(f"wrote {args.out}")
     return 0
 

@@ -1,6 +1,7 @@
 """Cortex-M benchmark beyond MLPerf Tiny: int8 architectures no one tuned the kernels for.
 
 Run from the repository root:  python -m bench.cortex_m_extra  [--out bench/CORTEX_M_EXTRA.md]
+[--peer-firmware DIR] [--write-models DIR]
 
 Four small int8 TFLite models, written with the flatbuffer writer of tests/tflite_models.py
 (random weights, fixed seeds): two MobileNetV2 inverted-residual blocks (1x1 expand + ReLU6,
@@ -9,8 +10,11 @@ branches and a 3x3 max pool projected by a 1x1, joined by a channel CONCATENATIO
 max pool), a small U-Net (a strided convolution down, one at the bottom, nearest-neighbour
 upsampling, the skip joined by CONCATENATION, a convolution up) and a wide MLP (256 -> 512 ->
 512 -> 10). Instructions per inference of Kiln's fast kernels and of its portable ones on the
-M4, M7 and M55 boards, counted as bench/cortex_m.py counts them. TFLite Micro + CMSIS-NN
-figures for these need a TFLM build of each model (bench/peers/README.md); not made yet.
+M4, M7 and M55 boards, counted as bench/cortex_m.py counts them, beside TFLite Micro + CMSIS-NN's
+second Invoke() on the same boards under the same plugin: measured in the same run from its
+prebuilt firmware with `--peer-firmware DIR` (DIR/<target>/<model>.elf, the models as
+`--write-models DIR` writes them; bench/peers/README.md) and written to
+bench/peers/tflm_cmsis_nn.json, read from there without it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.cortex_m import TARGETS, _variant, profile
+from bench.cortex_m import PEERS_FILE, TARGETS, _variant, profile
+from bench.peers import tflm_firmware
 from codegen.verify.profile import build_plugin
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,28 +142,69 @@ EXTRA = [("MobileNetV2 blocks", mobilenet_v2_blocks), ("inception block", incept
          ("small U-Net", small_unet), ("wide MLP", wide_mlp)]
 
 
+def _peer_cells(fast_insns: int, fast_arena: int, p: dict | None, mark: str) -> str:
+    if p is None:
+        return f"n/a | | {fast_arena:,} | n/a"
+    return f"{p['instructions']:,}{mark} | {p['instructions'] / fast_insns:.2f}x | {fast_arena:,} | {p['arena']:,}{mark}"
+
+
+def render(results: dict, peers: dict, same_run: set[str] | None) -> str:
+    """`results`: {model name: {target: (fast, reference) Profile}}; `same_run`: the targets whose
+    peer firmware ran in this run (None: no --peer-firmware)."""
+    command = "python -m bench.cortex_m_extra" + (" --peer-firmware DIR" if same_run is not None else "")
+    lines = ["# Cortex-M: instructions per inference beyond MLPerf Tiny (int8)", "",
+             f"Command: `{command}` (from the repository root). " + " ".join(__doc__.split("\n\n")[2].split()), "",
+             "| model | target (fast variants) | Kiln fast | Kiln reference | fast vs reference | TFLM + CMSIS-NN | "
+             "TFLM + CMSIS-NN / Kiln fast | Kiln arena | TFLM arena | where (fast, top 3 calls) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for name, by_target in results.items():
+        for target, (fast, ref) in by_target.items():
+            top = sorted(fast.calls, key=lambda c: -c.instructions[0])[:3]
+            where = ", ".join(f"{c.kernel} {c.instructions[0]:,}" for c in top)
+            mark = "\u2021" if same_run is not None and target not in same_run else ""
+            peer = _peer_cells(fast.totals[0], fast.arena_bytes, peers.get(target, {}).get(name), mark)
+            lines.append(f"| {name} | {target} ({_variant(fast)}) | {fast.totals[0]:,} | {ref.totals[0]:,} | "
+                         f"{ref.totals[0] / fast.totals[0]:.2f}x | {peer} | {where} |")
+    lines += ["", "Every model is bit-exact with TFLite Micro on the M4, M7 and M55 boards (`kiln verify --samples 3`, "
+              "run by hand). *TFLM arena*: the smallest arena TFLite Micro's interpreter runs the model in; "
+              "*Kiln arena*: the fast build's arena (activations and the kernels' scratch). " +
+              ("\u2021: no peer firmware for that target in DIR; the figure of an earlier run kept in "
+               "bench/peers/tflm_cmsis_nn.json." if same_run is not None else
+               "TFLM + CMSIS-NN figures read from bench/peers/tflm_cmsis_nn.json (an earlier run with "
+               "`--peer-firmware DIR`).")]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "CORTEX_M_EXTRA.md")
+    ap.add_argument("--peer-firmware", type=Path, metavar="DIR",
+                    help="prebuilt TFLite Micro + CMSIS-NN firmware, DIR/<target>/<model>.elf: measured in this run")
+    ap.add_argument("--write-models", type=Path, metavar="DIR",
+                    help="write the models' .tflite files into DIR (to build the peer firmware from) and stop")
     args = ap.parse_args(argv)
-    lines = ["# Cortex-M: instructions per inference beyond MLPerf Tiny (int8)", "",
-             "Command: `python -m bench.cortex_m_extra` (from the repository root). " + " ".join(
-                 __doc__.split("\n\n")[1].split()), "",
-             "| model | target (fast variants) | Kiln fast | Kiln reference | fast vs reference | where (fast, top 3 calls) |",
-             "|---|---|---:|---:|---:|---|"]
+    if args.write_models is not None:
+        args.write_models.mkdir(parents=True, exist_ok=True)
+        for _, make in EXTRA:
+            (args.write_models / f"{make.__name__}.tflite").write_bytes(make())
+        print(f"wrote {len(EXTRA)} models into {args.write_models}")
+        return 0
+    peers, same_run, results = tflm_firmware.load(PEERS_FILE), None, {}
     with tempfile.TemporaryDirectory(prefix="kiln-bench-extra-") as tmp:
         plugin = build_plugin(Path(tmp))
+        models = []
         for name, make in EXTRA:
             path = Path(tmp) / f"{make.__name__}.tflite"
             path.write_bytes(make())
+            models.append((name, path))
+            results[name] = {}
             for target in TARGETS:
-                fast, ref = profile(path, target, False, plugin), profile(path, target, True, plugin)
-                top = sorted(fast.calls, key=lambda c: -c.instructions[0])[:3]
-                where = ", ".join(f"{c.kernel} {c.instructions[0]:,}" for c in top)
-                lines.append(f"| {name} | {target} ({_variant(fast)}) | {fast.totals[0]:,} | {ref.totals[0]:,} | "
-                             f"{ref.totals[0] / fast.totals[0]:.2f}x | {where} |")
-                print(lines[-1], flush=True)
-    args.out.write_text("\n".join(lines) + "\n")
+                results[name][target] = fast, ref = profile(path, target, False, plugin), profile(path, target, True, plugin)
+                print(f"{name:20s} {target:11s} fast {fast.totals[0]:>12,}  reference {ref.totals[0]:>12,}", flush=True)
+        if args.peer_firmware is not None:
+            same_run = tflm_firmware.measure_into(peers, args.peer_firmware, models, TARGETS, plugin)
+            tflm_firmware.record(PEERS_FILE, peers, models, same_run)
+    args.out.write_text(render(results, peers, same_run))
     print(f"wrote {args.out}")
     return 0
 
