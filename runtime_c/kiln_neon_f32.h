@@ -1,0 +1,125 @@
+/*
+ * kiln_neon_f32.h - the float32 GEMM register tile of Kiln's NEON conv2d_f32 and
+ * fully_connected_f32 kernels (AArch64: Cortex-A53/A55/A72/A76): four rows by sixteen output
+ * channels, 16 float32x4 accumulators (v16-v31) started from the bias, per step of k one input
+ * lane of each row times four weight vectors (FMLA by element), then the activation clamp and
+ * one ST1 of four vectors per row.
+ *
+ * Inline assembly because GCC's scheduler hoists the next steps' weight loads above the
+ * multiplies and then spills accumulators to the stack (92 instructions per four k at -O3
+ * -mcpu=cortex-a72 where 74 do); here four k take 4 input loads, 4 LD1s of four weight vectors
+ * (the next step's loaded while the current one multiplies) and 64 FMLAs.
+ *
+ * Weights: codegen/kernels/repack_f32.gemm_panels (a block's 16 bias values, then per k its 16
+ * weights). Each sum is bias + a[0]w[0] + a[1]w[1] + ..., one rounding per FMA.
+ */
+#ifndef KILN_NEON_F32_H
+#define KILN_NEON_F32_H
+
+#include <stdint.h>
+#include <arm_neon.h>
+
+#if !defined(__aarch64__)
+#error "kiln_neon_f32.h: the NEON float32 kernels are written for AArch64"
+#endif
+
+/* Four FMLAs: accumulators c0..c3 += weights wa..wd times lane `lane` of x. */
+#define KILN_F32_ROW(c0, c1, c2, c3, x, wa, wb, wc, wd, lane)      \
+    "fmla " c0 ".4s, " wa ".4s, " x ".s[" lane "]\n\t"              \
+    "fmla " c1 ".4s, " wb ".4s, " x ".s[" lane "]\n\t"              \
+    "fmla " c2 ".4s, " wc ".4s, " x ".s[" lane "]\n\t"              \
+    "fmla " c3 ".4s, " wd ".4s, " x ".s[" lane "]\n\t"
+
+/* One step of k: the four rows' inputs (lane `lane` of v0..v3) times weights wa..wd. */
+#define KILN_F32_STEP(wa, wb, wc, wd, lane)                                        \
+    KILN_F32_ROW("v16", "v17", "v18", "v19", "v0", wa, wb, wc, wd, lane)           \
+    KILN_F32_ROW("v20", "v21", "v22", "v23", "v1", wa, wb, wc, wd, lane)           \
+    KILN_F32_ROW("v24", "v25", "v26", "v27", "v2", wa, wb, wc, wd, lane)           \
+    KILN_F32_ROW("v28", "v29", "v30", "v31", "v3", wa, wb, wc, wd, lane)
+
+/* Four lanes of one accumulator row: fmax (lo) or fmin (hi) with the clamp vector. */
+#define KILN_F32_CLAMP(op, bound, a, b, c, d)                  \
+    op " " a ".4s, " a ".4s, %" bound ".4s\n\t"                 \
+    op " " b ".4s, " b ".4s, %" bound ".4s\n\t"                 \
+    op " " c ".4s, " c ".4s, %" bound ".4s\n\t"                 \
+    op " " d ".4s, " d ".4s, %" bound ".4s\n\t"
+
+#define KILN_F32_CLAMP_ALL(op, bound)                             \
+    KILN_F32_CLAMP(op, bound, "v16", "v17", "v18", "v19")         \
+    KILN_F32_CLAMP(op, bound, "v20", "v21", "v22", "v23")         \
+    KILN_F32_CLAMP(op, bound, "v24", "v25", "v26", "v27")         \
+    KILN_F32_CLAMP(op, bound, "v28", "v29", "v30", "v31")
+
+/* out[r * ldo + c] = clamp(bias[c] + sum over k of a[r][k] * w[k][c]) for rows r < 4 and
+ * channels c < 16 of one panel w (its 16 bias values, then `depth` steps of 16 weights). */
+static inline __attribute__((always_inline)) void kiln_neon_f32_tile4x16(const float *const *a, int32_t depth,
+                                                                        const float *w, float *out, int32_t ldo,
+                                                                        float32x4_t lo, float32x4_t hi)
+{
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+    int64_t quads = depth / 4, rest = depth % 4;
+    const int64_t row_bytes = (int64_t)ldo * 4;
+    __asm__ volatile(
+        "ld1 {v16.4s - v19.4s}, [%[w]], #64\n\t"
+        "mov v20.16b, v16.16b\n\t"
+        "mov v21.16b, v17.16b\n\t"
+        "mov v22.16b, v18.16b\n\t"
+        "mov v23.16b, v19.16b\n\t"
+        "mov v24.16b, v16.16b\n\t"
+        "mov v25.16b, v17.16b\n\t"
+        "mov v26.16b, v18.16b\n\t"
+        "mov v27.16b, v19.16b\n\t"
+        "mov v28.16b, v16.16b\n\t"
+        "mov v29.16b, v17.16b\n\t"
+        "mov v30.16b, v18.16b\n\t"
+        "mov v31.16b, v19.16b\n\t"
+        "cbz %[quads], 2f\n\t"
+        "1:\n\t"
+        "ldr q0, [%[a0]], #16\n\t"
+        "ldr q1, [%[a1]], #16\n\t"
+        "ldr q2, [%[a2]], #16\n\t"
+        "ldr q3, [%[a3]], #16\n\t"
+        "ld1 {v4.4s - v7.4s}, [%[w]], #64\n\t"
+        "ld1 {v8.4s - v11.4s}, [%[w]], #64\n\t"
+        KILN_F32_STEP("v4", "v5", "v6", "v7", "0")
+        "ld1 {v4.4s - v7.4s}, [%[w]], #64\n\t"
+        KILN_F32_STEP("v8", "v9", "v10", "v11", "1")
+        "ld1 {v8.4s - v11.4s}, [%[w]], #64\n\t"
+        KILN_F32_STEP("v4", "v5", "v6", "v7", "2")
+        "subs %[quads], %[quads], #1\n\t"
+        KILN_F32_STEP("v8", "v9", "v10", "v11", "3")
+        "b.ne 1b\n\t"
+        "2:\n\t"
+        "cbz %[rest], 4f\n\t"
+        "3:\n\t"
+        "ldr s0, [%[a0]], #4\n\t"
+        "ldr s1, [%[a1]], #4\n\t"
+        "ldr s2, [%[a2]], #4\n\t"
+        "ldr s3, [%[a3]], #4\n\t"
+        "ld1 {v4.4s - v7.4s}, [%[w]], #64\n\t"
+        "subs %[rest], %[rest], #1\n\t"
+        KILN_F32_STEP("v4", "v5", "v6", "v7", "0")
+        "b.ne 3b\n\t"
+        "4:\n\t"
+        KILN_F32_CLAMP_ALL("fmax", "[lo]")
+        KILN_F32_CLAMP_ALL("fmin", "[hi]")
+        "st1 {v16.4s - v19.4s}, [%[out]]\n\t"
+        "add %[out], %[out], %[row_bytes]\n\t"
+        "st1 {v20.4s - v23.4s}, [%[out]]\n\t"
+        "add %[out], %[out], %[row_bytes]\n\t"
+        "st1 {v24.4s - v27.4s}, [%[out]]\n\t"
+        "add %[out], %[out], %[row_bytes]\n\t"
+        "st1 {v28.4s - v31.4s}, [%[out]]\n\t"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [quads] "+r"(quads),
+          [rest] "+r"(rest), [out] "+r"(out)
+        : [row_bytes] "r"(row_bytes), [lo] "w"(lo), [hi] "w"(hi)
+        : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v16", "v17",
+          "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+}
+
+#undef KILN_F32_ROW
+#undef KILN_F32_STEP
+#undef KILN_F32_CLAMP
+#undef KILN_F32_CLAMP_ALL
+
+#endif /* KILN_NEON_F32_H */
