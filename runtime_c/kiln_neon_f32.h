@@ -10,6 +10,7 @@
  * -mcpu=cortex-a72 where 74 do); here four k take 4 input loads, 4 LD1s of four weight vectors
  * (the next step's loaded while the current one multiplies) and 64 FMLAs.
  *
+ * The rows are read in place in runs (a window's kernel rows inside the image: no im2col copy).
  * Weights: codegen/kernels/repack_f32.gemm_panels (a block's 16 bias values, then per k its 16
  * weights). Each sum is bias + a[0]w[0] + a[1]w[1] + ..., one rounding per FMA.
  */
@@ -50,15 +51,28 @@
     KILN_F32_CLAMP(op, bound, "v24", "v25", "v26", "v27")         \
     KILN_F32_CLAMP(op, bound, "v28", "v29", "v30", "v31")
 
+/* The left operand of a GEMM tile: row r (r < 4; a tile of one row reads row[0] only) is
+ * `runs` runs of `run_len` floats, run i at row[r] + i * step[r] - a window read in place
+ * (one run per kernel row, step: the image's row), or one run (runs 1, step unused). */
+typedef struct {
+    const float *row[4];
+    int32_t step[4];
+    int32_t runs;
+    int32_t run_len;
+} kiln_neon_f32_rows;
+
 /* out[r * ldo + c] = clamp(bias[c] + sum over k of a[r][k] * w[k][c]) for rows r < 4 and
- * channels c < 16 of one panel w (its 16 bias values, then `depth` steps of 16 weights). */
-static inline __attribute__((always_inline)) void kiln_neon_f32_tile4x16(const float *const *a, int32_t depth,
+ * channels c < 16 of one panel w (its 16 bias values, then runs * run_len steps of 16 weights). */
+static inline __attribute__((always_inline)) void kiln_neon_f32_tile4x16(const kiln_neon_f32_rows *a,
                                                                         const float *w, float *out, int32_t ldo,
                                                                         float32x4_t lo, float32x4_t hi)
 {
-    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
-    int64_t quads = depth / 4, rest = depth % 4;
-    const int64_t row_bytes = (int64_t)ldo * 4;
+    const float *a0 = a->row[0], *a1 = a->row[1], *a2 = a->row[2], *a3 = a->row[3];
+    int64_t quads, rest, runs = a->runs;
+    const int64_t run_len = a->run_len, row_bytes = (int64_t)ldo * 4;
+    /* from a run's end to the next run's start, in bytes */
+    const int64_t skip0 = (int64_t)(a->step[0] - a->run_len) * 4, skip1 = (int64_t)(a->step[1] - a->run_len) * 4;
+    const int64_t skip2 = (int64_t)(a->step[2] - a->run_len) * 4, skip3 = (int64_t)(a->step[3] - a->run_len) * 4;
     __asm__ volatile(
         "ld1 {v16.4s - v19.4s}, [%[w]], #64\n\t"
         "mov v20.16b, v16.16b\n\t"
@@ -73,8 +87,11 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4x16(const f
         "mov v29.16b, v17.16b\n\t"
         "mov v30.16b, v18.16b\n\t"
         "mov v31.16b, v19.16b\n\t"
-        "cbz %[quads], 2f\n\t"
         "1:\n\t"
+        "lsr %[quads], %[run_len], #2\n\t"
+        "and %[rest], %[run_len], #3\n\t"
+        "cbz %[quads], 3f\n\t"
+        "2:\n\t"
         "ldr q0, [%[a0]], #16\n\t"
         "ldr q1, [%[a1]], #16\n\t"
         "ldr q2, [%[a2]], #16\n\t"
@@ -88,10 +105,10 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4x16(const f
         KILN_F32_STEP("v4", "v5", "v6", "v7", "2")
         "subs %[quads], %[quads], #1\n\t"
         KILN_F32_STEP("v8", "v9", "v10", "v11", "3")
-        "b.ne 1b\n\t"
-        "2:\n\t"
-        "cbz %[rest], 4f\n\t"
+        "b.ne 2b\n\t"
         "3:\n\t"
+        "cbz %[rest], 5f\n\t"
+        "4:\n\t"
         "ldr s0, [%[a0]], #4\n\t"
         "ldr s1, [%[a1]], #4\n\t"
         "ldr s2, [%[a2]], #4\n\t"
@@ -99,8 +116,14 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4x16(const f
         "ld1 {v4.4s - v7.4s}, [%[w]], #64\n\t"
         "subs %[rest], %[rest], #1\n\t"
         KILN_F32_STEP("v4", "v5", "v6", "v7", "0")
-        "b.ne 3b\n\t"
-        "4:\n\t"
+        "b.ne 4b\n\t"
+        "5:\n\t"
+        "add %[a0], %[a0], %[skip0]\n\t"
+        "add %[a1], %[a1], %[skip1]\n\t"
+        "add %[a2], %[a2], %[skip2]\n\t"
+        "add %[a3], %[a3], %[skip3]\n\t"
+        "subs %[runs], %[runs], #1\n\t"
+        "b.ne 1b\n\t"
         KILN_F32_CLAMP_ALL("fmax", "[lo]")
         KILN_F32_CLAMP_ALL("fmin", "[hi]")
         "st1 {v16.4s - v19.4s}, [%[out]]\n\t"
@@ -110,11 +133,21 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4x16(const f
         "st1 {v24.4s - v27.4s}, [%[out]]\n\t"
         "add %[out], %[out], %[row_bytes]\n\t"
         "st1 {v28.4s - v31.4s}, [%[out]]\n\t"
-        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [quads] "+r"(quads),
-          [rest] "+r"(rest), [out] "+r"(out)
-        : [row_bytes] "r"(row_bytes), [lo] "w"(lo), [hi] "w"(hi)
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [runs] "+r"(runs),
+          [out] "+r"(out), [quads] "=&r"(quads), [rest] "=&r"(rest)
+        : [run_len] "r"(run_len), [row_bytes] "r"(row_bytes), [skip0] "r"(skip0), [skip1] "r"(skip1),
+          [skip2] "r"(skip2), [skip3] "r"(skip3), [lo] "w"(lo), [hi] "w"(hi)
         : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v16", "v17",
           "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+    (void)a0; /* stepped by the loops, not read after them */
+    (void)a1;
+    (void)a2;
+    (void)a3;
+    (void)w;
+    (void)runs;
+    (void)out;
+    (void)quads;
+    (void)rest;
 }
 
 #undef KILN_F32_ROW
