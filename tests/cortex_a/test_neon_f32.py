@@ -37,6 +37,8 @@ CONV = [
     ((2, 6, 5, 4), (37, 3, 3, 4), {"pads": (1, 1, 1, 1), "activation": "relu6"}),  # 16 + 16 + 8 channels
     ((1, 9, 8, 2), (12, 3, 2, 2), {"dilations": (2, 3), "pads": (2, 3, 2, 3)}),
     ((1, 12, 4, 1), (6, 10, 4, 1), {"strides": (2, 2), "pads": (4, 1, 5, 1)}),  # KWS stem, C = 1
+    ((1, 9, 12, 4), (8, 3, 3, 4), {"dilations": (2, 1), "pads": (1, 1, 2, 1)}),  # rows read in place, dilated
+    ((1, 11, 14, 5), (16, 3, 3, 5), {"strides": (2, 2)}),  # 4x16 tiles in place at stride 2, K = 45
 ]
 DEPTHWISE = [
     ((1, 6, 5, 24), (1, 3, 3, 24), {"pads": (1, 1, 1, 1)}),  # 16 + 4 + 4 channels

@@ -5,4 +5,4 @@ from codegen.kernels.spec import same_params
 
 # Faster kernels over the reference parameter block (their templates read the same struct).
 same_params("neon", "add_bcast_s8", "add_f32", "sub_f32", "mul_f32", "average_pool2d_f32", "average_pool2d_s8",
-            "max_pool2d_f32", "softmax_f32", "depthwise_conv2d_f32")
+            "max_pool2d_f32", "softmax_f32")

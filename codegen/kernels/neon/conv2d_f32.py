@@ -11,6 +11,8 @@ import numpy as np
 from codegen.kernels.inplace import allow_conv_overlap
 from codegen.kernels.linear import ConvShape, FloatClamp
 from codegen.kernels.repack_f32 import ROWS, gemm_panels, neon_constant
+
+GEMM_HEADER = "kiln_neon_f32.h"  # the 4x16 register tile of templates/kernels/neon/_gemm_f32.c.j2
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
 from codegen.ops.request import ScratchArg
 
@@ -46,7 +48,7 @@ class Conv2dF32NeonSpec(KernelSpec):
         scratch = ScratchArg(4 if pointwise else ROWS * depth * 4)  # ROWS gathered windows
         return Prepared(cls.Params(**shape, depth=depth, pointwise=pointwise),
                         (ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0]), scratch),
-                        tuple(request.headers))
+                        (*request.headers, GEMM_HEADER))
 
     @classmethod
     def declare(cls, call, ctx):

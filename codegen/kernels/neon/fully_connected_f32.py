@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels.linear import FloatClamp, RowsShape
-from codegen.kernels.neon.conv2d_f32 import panels
+from codegen.kernels.neon.conv2d_f32 import GEMM_HEADER, panels
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
 
 
@@ -24,4 +24,5 @@ class FullyConnectedF32NeonSpec(KernelSpec):
         node = request.node
         packed, _ = panels(request, ctx)
         return Prepared(cls.Params(**request.params),
-                        (ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0])), tuple(request.headers))
+                        (ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0])),
+                        (*request.headers, GEMM_HEADER))

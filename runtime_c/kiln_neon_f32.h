@@ -1,0 +1,187 @@
+/*
+ * kiln_neon_f32.h - the float32 GEMM register tile of Kiln's NEON conv2d_f32 and
+ * fully_connected_f32 kernels (AArch64: Cortex-A53/A55/A72/A76): four rows by sixteen output
+ * channels (or eight), 16 float32x4 accumulators (v16-v31; 8: v16-v23) started from the bias, per step of k one input
+ * lane of each row times four weight vectors (FMLA by element), then the activation clamp and
+ * one ST1 of four vectors per row.
+ *
+ * Inline assembly because GCC's scheduler hoists the next steps' weight loads above the
+ * multiplies and then spills accumulators to the stack (92 instructions per four k at -O3
+ * -mcpu=cortex-a72 where 74 do); here four k take 4 input loads, 4 LD1s of four weight vectors
+ * (the next step's loaded while the current one multiplies) and 64 FMLAs.
+ *
+ * The rows are read in place in runs (a window's kernel rows inside the image: no im2col copy).
+ * Weights: codegen/kernels/repack_f32.gemm_panels (a block's 16 bias values, then per k its 16
+ * weights). Each sum is bias + a[0]w[0] + a[1]w[1] + ..., one rounding per FMA.
+ */
+#ifndef KILN_NEON_F32_H
+#define KILN_NEON_F32_H
+
+#include <stdint.h>
+#include <arm_neon.h>
+
+#if !defined(__aarch64__)
+#error "kiln_neon_f32.h: the NEON float32 kernels are written for AArch64"
+#endif
+
+/* Accumulators c0..c3 (c0, c1 for eight channels) += weights wa..wd times lane `lane` of x. */
+#define KILN_F32_ROW2(c0, c1, x, wa, wb, lane)                     \
+    "fmla " c0 ".4s, " wa ".4s, " x ".s[" lane "]\n\t"              \
+    "fmla " c1 ".4s, " wb ".4s, " x ".s[" lane "]\n\t"
+#define KILN_F32_ROW4(c0, c1, c2, c3, x, wa, wb, wc, wd, lane)     \
+    KILN_F32_ROW2(c0, c1, x, wa, wb, lane) KILN_F32_ROW2(c2, c3, x, wc, wd, lane)
+
+/* One step of k over sixteen (eight) channels: the four rows' inputs (lane `lane` of v0..v3)
+ * times weights wa..wd (wa, wb); row r's accumulators from v16 + 4r (v16 + 2r). */
+#define KILN_F32_STEP16(wa, wb, wc, wd, lane)                                      \
+    KILN_F32_ROW4("v16", "v17", "v18", "v19", "v0", wa, wb, wc, wd, lane)          \
+    KILN_F32_ROW4("v20", "v21", "v22", "v23", "v1", wa, wb, wc, wd, lane)          \
+    KILN_F32_ROW4("v24", "v25", "v26", "v27", "v2", wa, wb, wc, wd, lane)          \
+    KILN_F32_ROW4("v28", "v29", "v30", "v31", "v3", wa, wb, wc, wd, lane)
+#define KILN_F32_STEP8(wa, wb, lane)                                               \
+    KILN_F32_ROW2("v16", "v17", "v0", wa, wb, lane)                                \
+    KILN_F32_ROW2("v18", "v19", "v1", wa, wb, lane)                                \
+    KILN_F32_ROW2("v20", "v21", "v2", wa, wb, lane)                                \
+    KILN_F32_ROW2("v22", "v23", "v3", wa, wb, lane)
+
+/* fmax (lo) or fmin (hi) of accumulators a, b with the clamp vector `bound`. */
+#define KILN_F32_CLAMP2(op, bound, a, b)                       \
+    op " " a ".4s, " a ".4s, %" bound ".4s\n\t"                 \
+    op " " b ".4s, " b ".4s, %" bound ".4s\n\t"
+#define KILN_F32_CLAMP16(op, bound)                                                           \
+    KILN_F32_CLAMP2(op, bound, "v16", "v17") KILN_F32_CLAMP2(op, bound, "v18", "v19")         \
+    KILN_F32_CLAMP2(op, bound, "v20", "v21") KILN_F32_CLAMP2(op, bound, "v22", "v23")         \
+    KILN_F32_CLAMP2(op, bound, "v24", "v25") KILN_F32_CLAMP2(op, bound, "v26", "v27")         \
+    KILN_F32_CLAMP2(op, bound, "v28", "v29") KILN_F32_CLAMP2(op, bound, "v30", "v31")
+#define KILN_F32_CLAMP8(op, bound)                                                            \
+    KILN_F32_CLAMP2(op, bound, "v16", "v17") KILN_F32_CLAMP2(op, bound, "v18", "v19")         \
+    KILN_F32_CLAMP2(op, bound, "v20", "v21") KILN_F32_CLAMP2(op, bound, "v22", "v23")
+
+/* The loops of a tile over its runs: per run its quads of k (the weights of the next lane
+ * loaded, `load_a` or `load_b`, while the current lane multiplies), then the rest one k at a
+ * time; the rows then step to their next run. */
+#define KILN_F32_LOOPS(load_a, load_b, step_a0, step_b1, step_a2, step_b3, step_tail)      \
+    "1:\n\t"                                                                              \
+    "lsr %[quads], %[run_len], #2\n\t"                                                    \
+    "and %[rest], %[run_len], #3\n\t"                                                     \
+    "cbz %[quads], 3f\n\t"                                                                \
+    "2:\n\t"                                                                              \
+    "ldr q0, [%[a0]], #16\n\t"                                                            \
+    "ldr q1, [%[a1]], #16\n\t"                                                            \
+    "ldr q2, [%[a2]], #16\n\t"                                                            \
+    "ldr q3, [%[a3]], #16\n\t"                                                            \
+    load_a load_b step_a0 load_a step_b1 load_b step_a2                                   \
+    "subs %[quads], %[quads], #1\n\t"                                                     \
+    step_b3                                                                               \
+    "b.ne 2b\n\t"                                                                         \
+    "3:\n\t"                                                                              \
+    "cbz %[rest], 5f\n\t"                                                                 \
+    "4:\n\t"                                                                              \
+    "ldr s0, [%[a0]], #4\n\t"                                                             \
+    "ldr s1, [%[a1]], #4\n\t"                                                             \
+    "ldr s2, [%[a2]], #4\n\t"                                                             \
+    "ldr s3, [%[a3]], #4\n\t"                                                             \
+    load_a                                                                                \
+    "subs %[rest], %[rest], #1\n\t"                                                       \
+    step_tail                                                                             \
+    "b.ne 4b\n\t"                                                                         \
+    "5:\n\t"                                                                              \
+    "add %[a0], %[a0], %[skip0]\n\t"                                                      \
+    "add %[a1], %[a1], %[skip1]\n\t"                                                      \
+    "add %[a2], %[a2], %[skip2]\n\t"                                                      \
+    "add %[a3], %[a3], %[skip3]\n\t"                                                      \
+    "subs %[runs], %[runs], #1\n\t"                                                       \
+    "b.ne 1b\n\t"
+
+/* Store the four rows (`regs`: one row's accumulators as an ST1 list) at out, out + ldo, ... */
+#define KILN_F32_STORE(r0, r1, r2, r3)                         \
+    "st1 {" r0 "}, [%[out]]\n\t"                                \
+    "add %[out], %[out], %[row_bytes]\n\t"                      \
+    "st1 {" r1 "}, [%[out]]\n\t"                                \
+    "add %[out], %[out], %[row_bytes]\n\t"                      \
+    "st1 {" r2 "}, [%[out]]\n\t"                                \
+    "add %[out], %[out], %[row_bytes]\n\t"                      \
+    "st1 {" r3 "}, [%[out]]\n\t"
+
+#define KILN_F32_OPERANDS                                                                                      \
+    : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [runs] "+r"(runs),              \
+      [out] "+r"(out), [quads] "=&r"(quads), [rest] "=&r"(rest)                                                \
+    : [run_len] "r"(run_len), [row_bytes] "r"(row_bytes), [skip0] "r"(skip0), [skip1] "r"(skip1),              \
+      [skip2] "r"(skip2), [skip3] "r"(skip3), [lo] "w"(lo), [hi] "w"(hi)                                       \
+    : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v16", "v17",  \
+      "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
+
+/* The left operand of a GEMM tile: row r (r < 4; a tile of one row reads row[0] only) is
+ * `runs` runs of `run_len` floats, run i at row[r] + i * step[r] - a window read in place
+ * (one run per kernel row, step: the image's row), or one run (runs 1, step unused). */
+typedef struct {
+    const float *row[4];
+    int32_t step[4];
+    int32_t runs;
+    int32_t run_len;
+} kiln_neon_f32_rows;
+
+/* out[r * ldo + c] = clamp(bias[c] + sum over k of a[r][k] * w[k][c]) for rows r < 4 and
+ * channels c < 16 (`wide`) or c < 8 of one panel w (its 16 or 8 bias values, then
+ * runs * run_len steps of 16 or 8 weights). `wide` is a constant where it is inlined. */
+static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln_neon_f32_rows *a, const float *w,
+                                                                     float *out, int32_t ldo, float32x4_t lo,
+                                                                     float32x4_t hi, int wide)
+{
+    const float *a0 = a->row[0], *a1 = a->row[1], *a2 = a->row[2], *a3 = a->row[3];
+    int64_t quads, rest, runs = a->runs;
+    const int64_t run_len = a->run_len, row_bytes = (int64_t)ldo * 4;
+    /* from a run's end to the next run's start, in bytes */
+    const int64_t skip0 = (int64_t)(a->step[0] - a->run_len) * 4, skip1 = (int64_t)(a->step[1] - a->run_len) * 4;
+    const int64_t skip2 = (int64_t)(a->step[2] - a->run_len) * 4, skip3 = (int64_t)(a->step[3] - a->run_len) * 4;
+    if (wide) {
+        __asm__ volatile(
+            "ld1 {v16.4s - v19.4s}, [%[w]], #64\n\t"
+            "mov v20.16b, v16.16b\n\t" "mov v21.16b, v17.16b\n\t" "mov v22.16b, v18.16b\n\t" "mov v23.16b, v19.16b\n\t"
+            "mov v24.16b, v16.16b\n\t" "mov v25.16b, v17.16b\n\t" "mov v26.16b, v18.16b\n\t" "mov v27.16b, v19.16b\n\t"
+            "mov v28.16b, v16.16b\n\t" "mov v29.16b, v17.16b\n\t" "mov v30.16b, v18.16b\n\t" "mov v31.16b, v19.16b\n\t"
+            KILN_F32_LOOPS("ld1 {v4.4s - v7.4s}, [%[w]], #64\n\t", "ld1 {v8.4s - v11.4s}, [%[w]], #64\n\t",
+                           KILN_F32_STEP16("v4", "v5", "v6", "v7", "0"), KILN_F32_STEP16("v8", "v9", "v10", "v11", "1"),
+                           KILN_F32_STEP16("v4", "v5", "v6", "v7", "2"), KILN_F32_STEP16("v8", "v9", "v10", "v11", "3"),
+                           KILN_F32_STEP16("v4", "v5", "v6", "v7", "0"))
+            KILN_F32_CLAMP16("fmax", "[lo]")
+            KILN_F32_CLAMP16("fmin", "[hi]")
+            KILN_F32_STORE("v16.4s - v19.4s", "v20.4s - v23.4s", "v24.4s - v27.4s", "v28.4s - v31.4s")
+            KILN_F32_OPERANDS);
+    } else {
+        __asm__ volatile(
+            "ld1 {v16.4s, v17.4s}, [%[w]], #32\n\t"
+            "mov v18.16b, v16.16b\n\t" "mov v19.16b, v17.16b\n\t" "mov v20.16b, v16.16b\n\t"
+            "mov v21.16b, v17.16b\n\t" "mov v22.16b, v16.16b\n\t" "mov v23.16b, v17.16b\n\t"
+            KILN_F32_LOOPS("ld1 {v4.4s, v5.4s}, [%[w]], #32\n\t", "ld1 {v8.4s, v9.4s}, [%[w]], #32\n\t",
+                           KILN_F32_STEP8("v4", "v5", "0"), KILN_F32_STEP8("v8", "v9", "1"),
+                           KILN_F32_STEP8("v4", "v5", "2"), KILN_F32_STEP8("v8", "v9", "3"),
+                           KILN_F32_STEP8("v4", "v5", "0"))
+            KILN_F32_CLAMP8("fmax", "[lo]")
+            KILN_F32_CLAMP8("fmin", "[hi]")
+            KILN_F32_STORE("v16.4s, v17.4s", "v18.4s, v19.4s", "v20.4s, v21.4s", "v22.4s, v23.4s")
+            KILN_F32_OPERANDS);
+    }
+    (void)a0; /* stepped by the loops, not read after them */
+    (void)a1;
+    (void)a2;
+    (void)a3;
+    (void)w;
+    (void)runs;
+    (void)out;
+    (void)quads;
+    (void)rest;
+}
+
+#undef KILN_F32_ROW2
+#undef KILN_F32_ROW4
+#undef KILN_F32_STEP16
+#undef KILN_F32_STEP8
+#undef KILN_F32_CLAMP2
+#undef KILN_F32_CLAMP16
+#undef KILN_F32_CLAMP8
+#undef KILN_F32_LOOPS
+#undef KILN_F32_STORE
+#undef KILN_F32_OPERANDS
+
+#endif /* KILN_NEON_F32_H */
