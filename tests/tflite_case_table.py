@@ -371,7 +371,18 @@ def transpose_conv(code, dtype):
                  [t((1, 8, 6, 3), dtype, scale=0.1) if dtype != "float32" else t((1, 8, 6, 3))], _conv_opts("SAME", 2)),
             Case(code, dtype, "valid_s2_odd", [i32([1, 9, 7, 3]), w, t((1, 4, 3, 2), dtype), None],
                  [t((1, 9, 7, 3), dtype, scale=0.1) if dtype != "float32" else t((1, 9, 7, 3))],
-                 _conv_opts("VALID", 2))]
+                 _conv_opts("VALID", 2))] + (_transpose_conv_16x8(code) if dtype == "int16" else [])
+
+
+def _transpose_conv_16x8(code):
+    """16x8: per-channel weight scales, stride 1 and unequal strides, a fused RELU, two batches."""
+    per_channel = const(_weights((4, 2, 3, 3), "int8"), "int8", scale=list(RNG.uniform(0.002, 0.02, 4)))
+    x, y = t((2, 3, 4, 3), "int16", scale=0.004), t((2, 3, 4, 4), "int16", scale=0.02)
+    unequal = {**_conv_opts("VALID", 1, "RELU"), "stride_h": 3, "stride_w": 2}
+    return [Case(code, "int16", "same_s1_per_channel", [i32([2, 3, 4, 4]), per_channel, x, _bias(4, "int16")], [y],
+                 _conv_opts("SAME", 1)),
+            Case(code, "int16", "valid_s3x2_relu", [i32([2, 8, 9, 4]), per_channel, x, _bias(4, "int16")],
+                 [t((2, 8, 9, 4), "int16", scale=0.01)], unequal)]
 
 
 @builds("CONV_2D", "DEPTHWISE_CONV_2D")
