@@ -426,7 +426,17 @@ def fully_connected(code, dtype):
 
 @builds("BATCH_MATMUL")
 def batch_matmul(code, dtype):
-    return [Case(code, dtype, "broadcast", [t((2, 3, 4), dtype), t((1, 4, 5), dtype)], [t((2, 3, 5), dtype)])]
+    def out(shape, scale):  # an output scale for the sums of products of full-range inputs
+        return t(shape) if dtype == "float32" else t(shape, dtype, scale=scale * (2.5 if dtype == "int8" else 1))
+
+    return [Case(code, dtype, "broadcast", [t((2, 3, 4), dtype), t((1, 4, 5), dtype)], [out((2, 3, 5), 0.25)]),
+            # adjoint operands, rank-4 batch broadcast both ways, a longer sum
+            Case(code, dtype, "adj_x_adj_y", [t((2, 4, 3), dtype), t((2, 5, 4), dtype)], [out((2, 3, 5), 0.25)],
+                 {"adj_x": True, "adj_y": True}),
+            Case(code, dtype, "rank4_broadcast_adj_y", [t((2, 1, 3, 7), dtype), t((1, 3, 2, 7), dtype)],
+                 [out((2, 3, 3, 2), 0.3)], {"adj_y": True}),
+            Case(code, dtype, "k40", [t((3, 40), dtype, scale=0.003) if dtype == "int16" else t((3, 40), dtype),
+                                      t((40, 2), dtype)], [out((3, 2), 1.0)])]
 
 
 @builds("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D")
