@@ -484,7 +484,11 @@ def unidirectional_sequence_lstm(code, dtype):
     reference = "litert" if dtype == "float32" else "tflm"  # int8: TFLite Micro's integer LSTM, bit for bit
     return [StreamCase(code, dtype, "batch_major", [], [], make=lambda: lstm_model(dtype=dtype), reference=reference),
             StreamCase(code, dtype, "time_major_batch2", [], [], reference=reference,
-                       make=lambda: lstm_model(dtype=dtype, batch=2, time_major=True, seed=1))]
+                       make=lambda: lstm_model(dtype=dtype, batch=2, time_major=True, seed=1))] + \
+        ([StreamCase(code, dtype, "full_range_hidden_clip_steps9", [], [], make=lambda: lstm_model(
+            dtype=dtype, batch=2, steps=9, hidden=6, hidden_scale=2 ** -15 if dtype == "int16" else 2 ** -7,
+            cell_clip=0.5, seed=2))]
+         if dtype != "float32" else [])  # hidden state over its type's whole range, a cell clip, 9 steps
 
 
 @builds("SVDF")

@@ -26,7 +26,6 @@ REFUSED = {
     "BROADCAST_ARGS": "int32 int64", "CUMSUM": "int8",
     "DIV": "int8", "GREATER": "int16", "L2_NORMALIZATION": "int8", "LOG_SOFTMAX": "int8",
     "SQUARED_DIFFERENCE": "int16",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": "int16",
 }
 
 
