@@ -150,13 +150,8 @@ class ConvTranspose2D(Op):
         g = ctx.g
         x, w = node.inputs[0], node.inputs[1]
         wv = g.values[w]
-        if g.values[x].dtype == "int16":  # one group; the kernel spec reads the quantization from the graph
-            geo = geometry(node, g.values[x].shape, wv.shape)
-            del geo["group_in_c"], geo["group_out_c"]
-            ctx.request(KernelRequest("conv_transpose2d_s16", node, geo))
-            return
         if wv.dtype == "int8":
-            cls._lower_int8(node, ctx)
+            cls._lower_quantized(node, ctx)
             return
         lo, hi = float_activation(node)
         params = {**geometry(node, g.values[x].shape, wv.shape), "act_min": lo, "act_max": hi}
@@ -164,17 +159,22 @@ class ConvTranspose2D(Op):
                                   float_bias_arg(node, ctx, wv.shape[0]), ctx.tensor(node.outputs[0]))))
 
     @classmethod
-    def _lower_int8(cls, node, ctx):
+    def _lower_quantized(cls, node, ctx):
+        """int8 and 16x8 (one group): TFLM's per-channel output stage, the bias as stored
+        (int32 / int64; zeros without one)."""
         g = ctx.g
         x, w = node.inputs[0], node.inputs[1]
+        wide = g.values[x].dtype == "int16"
         channels = g.values[w].shape[0]
         p = linear_int8_params(node, g, channels)
-        params = {**geometry(node, g.values[x].shape, g.values[w].shape), "input_offset": -p.input_zp,
-                  "output_offset": p.output_zp,
-                  "multiplier": ctx.constant(node, "multiplier", p.multiplier, "int32"),
+        geo = geometry(node, g.values[x].shape, g.values[w].shape)
+        del geo["group_in_c"], geo["group_out_c"]
+        params = {**geo, "input_offset": -p.input_zp, "output_zp": p.output_zp, "act_min": p.act_min,
+                  "act_max": p.act_max, "multiplier": ctx.constant(node, "multiplier", p.multiplier, "int32"),
                   "shift": ctx.constant(node, "shift", p.shift, "int32")}
         b = node.inputs[2] if len(node.inputs) > 2 else ""
-        bias = ctx.tensor(b) if b else ctx.constant(node, "zero_bias", np.zeros(channels, np.int32), "int32")
-        ctx.request(KernelRequest("conv_transpose2d_s8", node, params,
+        bias_type = "int64" if wide else "int32"
+        bias = ctx.tensor(b) if b else ctx.constant(node, "zero_bias", np.zeros(channels, bias_type), bias_type)
+        ctx.request(KernelRequest("conv_transpose2d_s16" if wide else "conv_transpose2d_s8", node, params,
                                   (ctx.tensor(x), ctx.tensor(w), bias, ctx.tensor(node.outputs[0])),
-                                  headers=("kiln_quant.h",)))
+                                  headers=("kiln_fixedpoint.h",)))
