@@ -9,14 +9,16 @@ from tflite_models import ModelWriter, TensorSpec, const
 
 def lstm_model(batch: int = 1, steps: int = 5, features: int = 3, hidden: int = 4, *, time_major: bool = False,
                peephole: bool = False, seed: int = 0, dtype: str = "float32", open_steps: bool = False,
-               hidden_scale: float | None = None, cell_clip: float = 0.0, bias_type: str | None = None) -> bytes:
+               hidden_scale: float | None = None, cell_clip: float = 0.0, bias_type: str | None = None,
+               int8_weights: bool = False) -> bytes:
     """One UNIDIRECTIONAL_SEQUENCE_LSTM (24 inputs, absent ones -1) over [batch, steps, features]
     (or [steps, batch, features] `time_major`), random weights; the output and cell state are
     variable tensors (inputs 18, 19), carried from one call to the next. int8 as the converter
     quantizes it: one scale per weight matrix, int32 biases at input x weight scale, int16 cell
     state at a power-of-two scale; int16 activations (the 16x8 LSTM) likewise with int64 biases.
     `hidden_scale`: the hidden state's (and output's) scale, else the input's; `cell_clip`: the
-    option, in real units; `bias_type`: another type for the quantized gate biases. `open_steps`: the steps axis of the input and output left open (-1 in their shape signature),
+    option, in real units; `bias_type`: another type for the quantized gate biases; `int8_weights`:
+    a float32 model's weight matrices int8 with one scale each (a hybrid, dynamic-range LSTM). `open_steps`: the steps axis of the input and output left open (-1 in their shape signature),
     as the converter writes a model with a `None` time axis; the weights do not depend on `steps`."""
     rng = np.random.default_rng(seed)
     w = ModelWriter()
@@ -25,7 +27,7 @@ def lstm_model(batch: int = 1, steps: int = 5, features: int = 3, hidden: int = 
 
     def matrix(shape, in_scale):
         values = rng.standard_normal(shape) * 0.5
-        if dtype == "float32":
+        if dtype == "float32" and not int8_weights:
             return w.tensor(const(values.astype(np.float32)))
         scale = float(np.abs(values).max()) / 127
         return w.tensor(const(np.clip(np.round(values / scale), -127, 127), "int8", scale=scale))

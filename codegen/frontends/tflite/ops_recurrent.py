@@ -10,14 +10,16 @@ the same way.
 
 TFLite's weights are one matrix per gate (input, forget, cell, output); Kiln's LSTM takes
 ONNX's layout, the gates stacked in the order input, output, forget, cell, the sequence first;
-IntegerLSTM keeps TFLite's order.
+IntegerLSTM keeps TFLite's order. A hybrid (dynamic-range) LSTM, int8 weights for float
+activations, runs as the float LSTM on its weights dequantized at import (hybrid.py), not with
+LiteRT's per-step quantization of x and h (about 1e-3 relative away from LiteRT).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from codegen.frontends.tflite import compose
+from codegen.frontends.tflite import compose, hybrid
 from codegen.frontends.tflite.converter import check_rank, converts
 from codegen.frontends.tflite.importer import OpContext
 from codegen.frontends.tflite.ops_state import assign_tensor_variable, read_tensor_variable
@@ -131,9 +133,13 @@ def _check_supported(ctx: OpContext, o: dict) -> None:
 
 
 def _float_const(ctx: OpContext, k: int, what: str) -> np.ndarray:
+    """A float constant; a hybrid model's int8 weights dequantized, as for the other hybrid ops
+    (hybrid.py: LiteRT's hybrid LSTM quantizes x and h at each step instead)."""
+    if hybrid.is_hybrid_weight(ctx.imp.model, ctx.op, k):
+        return hybrid.dequantize(ctx.tensor(k))
     data = ctx.const(k, what)
     if data.dtype != np.float32:
-        raise ctx.error(f"{what} (input {k}) are {data.dtype}: hybrid LSTM weights are not supported")
+        raise ctx.error(f"{what} (input {k}) are {data.dtype}, not float32 nor quantized int8 weights")
     return data
 
 
