@@ -86,6 +86,12 @@ class IntegerLSTM(Op):
         if not _power_of_two(ins[5].quant.s):
             raise KilnError(f"IntegerLSTM cell state scale {ins[5].quant.s!r} is not a power of two",
                             node=node.name)
+        if ins[0].dtype == "int16":  # TFLM's int64 output stage assumes sums below 2**47
+            depth = max(ins[1].shape[2], ins[2].shape[2])
+            bound = int(np.abs(ins[3].data.astype(np.int64)).max()) + 65535 * 128 * depth
+            if bound >= 1 << 47:
+                raise KilnError(f"IntegerLSTM: a gate's sum could reach {bound}, beyond the 2**47 TFLite Micro's "
+                                "int16 output stage assumes; not supported", node=node.name)
 
     @classmethod
     def constants(cls, node, g) -> dict:

@@ -50,3 +50,11 @@ def test_sixteen_bit_sigmoid_and_tanh_match_tflite_micro_everywhere():
 def test_cell_state_scale_must_be_a_power_of_two():
     with pytest.raises(KilnError, match="is not a power of two"):
         build_graph(lstm_graph(cell_scale=0.0003))
+
+
+def test_int16_gate_sums_past_two_to_the_47_are_refused():
+    g = lstm_graph(act="int16")
+    bias = next(v for v in g.values.values() if v.name == "bias")
+    bias.data = np.full(bias.shape, 1 << 47, np.int64)
+    with pytest.raises(KilnError, match="2\\*\\*47"):
+        build_graph(g)
