@@ -371,7 +371,18 @@ def transpose_conv(code, dtype):
                  [t((1, 8, 6, 3), dtype, scale=0.1) if dtype != "float32" else t((1, 8, 6, 3))], _conv_opts("SAME", 2)),
             Case(code, dtype, "valid_s2_odd", [i32([1, 9, 7, 3]), w, t((1, 4, 3, 2), dtype), None],
                  [t((1, 9, 7, 3), dtype, scale=0.1) if dtype != "float32" else t((1, 9, 7, 3))],
-                 _conv_opts("VALID", 2))]
+                 _conv_opts("VALID", 2))] + (_transpose_conv_16x8(code) if dtype == "int16" else [])
+
+
+def _transpose_conv_16x8(code):
+    """16x8: per-channel weight scales, stride 1 and unequal strides, a fused RELU, two batches."""
+    per_channel = const(_weights((4, 2, 3, 3), "int8"), "int8", scale=list(RNG.uniform(0.002, 0.02, 4)))
+    x, y = t((2, 3, 4, 3), "int16", scale=0.004), t((2, 3, 4, 4), "int16", scale=0.02)
+    unequal = {**_conv_opts("VALID", 1, "RELU"), "stride_h": 3, "stride_w": 2}
+    return [Case(code, "int16", "same_s1_per_channel", [i32([2, 3, 4, 4]), per_channel, x, _bias(4, "int16")], [y],
+                 _conv_opts("SAME", 1)),
+            Case(code, "int16", "valid_s3x2_relu", [i32([2, 8, 9, 4]), per_channel, x, _bias(4, "int16")],
+                 [t((2, 8, 9, 4), "int16", scale=0.01)], unequal)]
 
 
 @builds("CONV_2D", "DEPTHWISE_CONV_2D")
@@ -415,7 +426,17 @@ def fully_connected(code, dtype):
 
 @builds("BATCH_MATMUL")
 def batch_matmul(code, dtype):
-    return [Case(code, dtype, "broadcast", [t((2, 3, 4), dtype), t((1, 4, 5), dtype)], [t((2, 3, 5), dtype)])]
+    def out(shape, scale):  # an output scale for the sums of products of full-range inputs
+        return t(shape) if dtype == "float32" else t(shape, dtype, scale=scale * (2.5 if dtype == "int8" else 1))
+
+    return [Case(code, dtype, "broadcast", [t((2, 3, 4), dtype), t((1, 4, 5), dtype)], [out((2, 3, 5), 0.25)]),
+            # adjoint operands, rank-4 batch broadcast both ways, a longer sum
+            Case(code, dtype, "adj_x_adj_y", [t((2, 4, 3), dtype), t((2, 5, 4), dtype)], [out((2, 3, 5), 0.25)],
+                 {"adj_x": True, "adj_y": True}),
+            Case(code, dtype, "rank4_broadcast_adj_y", [t((2, 1, 3, 7), dtype), t((1, 3, 2, 7), dtype)],
+                 [out((2, 3, 3, 2), 0.3)], {"adj_y": True}),
+            Case(code, dtype, "k40", [t((3, 40), dtype, scale=0.003) if dtype == "int16" else t((3, 40), dtype),
+                                      t((40, 2), dtype)], [out((3, 2), 1.0)])]
 
 
 @builds("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D")
@@ -463,7 +484,11 @@ def unidirectional_sequence_lstm(code, dtype):
     reference = "litert" if dtype == "float32" else "tflm"  # int8: TFLite Micro's integer LSTM, bit for bit
     return [StreamCase(code, dtype, "batch_major", [], [], make=lambda: lstm_model(dtype=dtype), reference=reference),
             StreamCase(code, dtype, "time_major_batch2", [], [], reference=reference,
-                       make=lambda: lstm_model(dtype=dtype, batch=2, time_major=True, seed=1))]
+                       make=lambda: lstm_model(dtype=dtype, batch=2, time_major=True, seed=1))] + \
+        ([StreamCase(code, dtype, "full_range_hidden_clip_steps9", [], [], make=lambda: lstm_model(
+            dtype=dtype, batch=2, steps=9, hidden=6, hidden_scale=2 ** -15 if dtype == "int16" else 2 ** -7,
+            cell_clip=0.5, seed=2))]
+         if dtype != "float32" else [])  # hidden state over its type's whole range, a cell clip, 9 steps
 
 
 @builds("SVDF")

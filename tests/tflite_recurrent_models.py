@@ -8,21 +8,26 @@ from tflite_models import ModelWriter, TensorSpec, const
 
 
 def lstm_model(batch: int = 1, steps: int = 5, features: int = 3, hidden: int = 4, *, time_major: bool = False,
-               peephole: bool = False, seed: int = 0, dtype: str = "float32", open_steps: bool = False) -> bytes:
+               peephole: bool = False, seed: int = 0, dtype: str = "float32", open_steps: bool = False,
+               hidden_scale: float | None = None, cell_clip: float = 0.0, bias_type: str | None = None,
+               int8_weights: bool = False) -> bytes:
     """One UNIDIRECTIONAL_SEQUENCE_LSTM (24 inputs, absent ones -1) over [batch, steps, features]
     (or [steps, batch, features] `time_major`), random weights; the output and cell state are
     variable tensors (inputs 18, 19), carried from one call to the next. int8 as the converter
     quantizes it: one scale per weight matrix, int32 biases at input x weight scale, int16 cell
-    state at a power-of-two scale. int16 activations are refused by Kiln (int64 biases).
-    `open_steps`: the steps axis of the input and output left open (-1 in their shape signature),
+    state at a power-of-two scale; int16 activations (the 16x8 LSTM) likewise with int64 biases.
+    `hidden_scale`: the hidden state's (and output's) scale, else the input's; `cell_clip`: the
+    option, in real units; `bias_type`: another type for the quantized gate biases; `int8_weights`:
+    a float32 model's weight matrices int8 with one scale each (a hybrid, dynamic-range LSTM). `open_steps`: the steps axis of the input and output left open (-1 in their shape signature),
     as the converter writes a model with a `None` time axis; the weights do not depend on `steps`."""
     rng = np.random.default_rng(seed)
     w = ModelWriter()
     act = {"int8": dict(scale=0.02, zero_point=-1), "int16": dict(scale=0.001, zero_point=0)}.get(dtype, {})
+    hid = {**act, "scale": hidden_scale} if hidden_scale else act
 
     def matrix(shape, in_scale):
         values = rng.standard_normal(shape) * 0.5
-        if dtype == "float32":
+        if dtype == "float32" and not int8_weights:
             return w.tensor(const(values.astype(np.float32)))
         scale = float(np.abs(values).max()) / 127
         return w.tensor(const(np.clip(np.round(values / scale), -127, 127), "int8", scale=scale))
@@ -31,7 +36,8 @@ def lstm_model(batch: int = 1, steps: int = 5, features: int = 3, hidden: int = 
         values = rng.standard_normal(hidden)
         if dtype == "float32":
             return w.tensor(const(values.astype(np.float32)))
-        return w.tensor(const(np.round(values / scale), "int64" if dtype == "int16" else "int32", scale=scale))
+        stored = bias_type or ("int64" if dtype == "int16" else "int32")
+        return w.tensor(const(np.round(values / scale), stored, scale=scale))
 
     x_shape = (steps, batch, features) if time_major else (batch, steps, features)
     t_axis = 0 if time_major else 1
@@ -41,19 +47,20 @@ def lstm_model(batch: int = 1, steps: int = 5, features: int = 3, hidden: int = 
     ins: list[int | None] = [x]
     in_w = [matrix((hidden, features), act.get("scale")) for _ in range(4)]  # input to input, forget, cell, output
     ins += in_w
-    ins += [matrix((hidden, hidden), act.get("scale")) for _ in range(4)]  # recurrent to input, forget, cell, output
+    ins += [matrix((hidden, hidden), hid.get("scale")) for _ in range(4)]  # recurrent to input, forget, cell, output
     ins += [w.tensor(const((rng.standard_normal(hidden) * 0.5).astype(np.float32))) if peephole else None
             for _ in range(3)]  # cell to input, forget, output
     ins += [bias(act.get("scale", 1) * (w.tensors[k].scale or 1)) for k in in_w]  # gate biases
     ins += [None, None]  # projection
     cell = {} if dtype == "float32" else dict(scale=2 ** -11, zero_point=0)
-    ins += [w.tensor(TensorSpec((batch, hidden), dtype, name="output_state", is_variable=True, **act)),
+    ins += [w.tensor(TensorSpec((batch, hidden), dtype, name="output_state", is_variable=True, **hid)),
             w.tensor(TensorSpec((batch, hidden), "float32" if dtype == "float32" else "int16", name="cell_state",
                                 is_variable=True, **cell))]
     ins += [None] * 4  # layer normalisation
     y = w.tensor(TensorSpec(x_shape[:2] + (hidden,), dtype, name="out0",
-                            shape_signature=open_sig(x_shape[:2] + (hidden,)), **act))
-    w.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], {"fused_activation_function": "TANH", "time_major": time_major})
+                            shape_signature=open_sig(x_shape[:2] + (hidden,)), **hid))
+    w.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], {"fused_activation_function": "TANH", "time_major": time_major,
+                                                    "cell_clip": cell_clip})
     return w.build([x], [y])
 
 

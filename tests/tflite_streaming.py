@@ -187,4 +187,5 @@ def _random_input(io: dict, rng: np.random.Generator) -> np.ndarray:
         return rng.standard_normal(io["shape"]).astype(np.float32)
     if io["dtype"] == "bool":
         return rng.integers(0, 2, io["shape"]).astype(bool)
-    return rng.integers(-128, 128, io["shape"]).astype(io["dtype"])
+    top = 32768 if io["dtype"] == "int16" else 128  # int16: the whole range
+    return rng.integers(-top, top, io["shape"]).astype(io["dtype"])

@@ -1,7 +1,9 @@
 """ConvTranspose2D: the transpose (gradient) of a 2-D convolution, "deconvolution" (ONNX
 ConvTranspose, TFLite TRANSPOSE_CONV); float32, and int8 as TFLite Micro's TRANSPOSE_CONV
 (int32 sums of (x - input zero point) * w, plus the int32 bias, requantized per output channel;
-one group, no dilation, no fused activation: TFLite Micro's kernel has none of them).
+one group, no dilation, no fused activation: TFLite Micro's kernel has none of them); int16
+as its 16x8 kernel (int16 activations with zero point 0, int8 weights, int64 bias and sums,
+the int64 output stage, clamped to the fused activation's range).
 
 Input x[N,H,W,C], weights [O,KH,KW,C/groups] (OHWI per group, as GroupConv2D; the frontend
 repacks ONNX's [C,O/groups,KH,KW]), optional bias [O]. Every input pixel (iy, ix) adds
@@ -12,8 +14,8 @@ tap (ONNX's output_padding and output_shape become such pads in the frontend).
 
 The kernel gathers instead of scattering: output (oy, ox) sums the taps whose input
 position (oy + pad_top - ky * dilation) / stride is whole and inside the image. TFLite
-Micro's int8 kernel scatters into an int32 scratch map instead; integer sums do not depend
-on the order, so the gathering int8 kernel needs no scratch and gives the same bits.
+Micro's int8 and 16x8 kernels scatter into an int32 / int64 scratch map instead; integer sums
+do not depend on the order, so the gathering kernels need no scratch and give the same bits.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ import numpy as np
 from codegen.errors import KilnError
 from codegen.ops.common import float_activation, require_dtypes
 from codegen.ops.conv2d import check_bias_shape, check_float_linear, float_bias_arg, float_linear_result
-from codegen.ops.int8_linear import check_int8_linear
+from codegen.ops.int8_linear import check_int8_linear, check_int16_linear
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.request import KernelRequest
-from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize
+from codegen.quant.linear import bias_or_zero, linear_int8_params, requantize, requantize_s16
 
 
 def _ints(node, key, count):
@@ -65,7 +67,7 @@ class ConvTranspose2D(Op):
     attributes = {"strides": (1, 1), "dilations": (1, 1), "pads": (0, 0, 0, 0), "groups": 1,
                   "activation": "none"}
     arity = (2, 3)
-    kernels = ("conv_transpose2d_f32", "conv_transpose2d_s8")
+    kernels = ("conv_transpose2d_f32", "conv_transpose2d_s8", "conv_transpose2d_s16")
 
     @classmethod
     def infer(cls, node, ins):
@@ -76,14 +78,17 @@ class ConvTranspose2D(Op):
 
     @classmethod
     def check(cls, node, g):
-        require_dtypes(node, g, ("float32", "int8"))
-        if g.values[node.inputs[0]].dtype == "float32":
+        kind = require_dtypes(node, g, ("float32", "int8", "int16"))
+        if kind == "float32":
             check_float_linear(node, g)
             return
         w = g.values[node.inputs[1]]
         if int(node.attrs["groups"]) != 1 or tuple(node.attrs["dilations"]) != (1, 1):
-            raise KilnError("int8 ConvTranspose2D with groups or dilations has no kernel (TFLite has neither)",
+            raise KilnError(f"{kind} ConvTranspose2D with groups or dilations has no kernel (TFLite has neither)",
                             node=node.name)
+        if kind == "int16":  # every output sums at most the taps of one weight row
+            check_int16_linear(node, g, 0, w.shape[0], w.data.reshape(w.shape[0], -1))
+            return
         if node.attrs["activation"] != "none":
             raise KilnError(f"int8 ConvTranspose2D with a fused {node.attrs['activation']} is not supported "
                             "(TFLite Micro's int8 TRANSPOSE_CONV clamps to the int8 range only)", node=node.name)
@@ -98,6 +103,11 @@ class ConvTranspose2D(Op):
     def reference(cls, node, args, g):
         if args[0].dtype == np.int8:
             return [cls._reference_int8(node, args, g)]
+        if args[0].dtype == np.int16:  # zero points 0: exact sums, TFLM's int64 output stage
+            channels = args[1].shape[0]
+            acc = cls._full_sum(node, args[0].astype(np.float64), args[1].astype(np.float64))
+            return [requantize_s16(np.rint(acc).astype(np.int64) + bias_or_zero(args, channels),
+                                   linear_int8_params(node, g, channels))]
         x, w = args[0].astype(np.float64), args[1].astype(np.float64)
         return [float_linear_result(cls._full_sum(node, x, w), args, node)]
 
@@ -105,7 +115,8 @@ class ConvTranspose2D(Op):
     def _reference_int8(cls, node, args, g):
         channels = args[1].shape[0]
         p = linear_int8_params(node, g, channels)
-        # integer sums below 2**53: exact in float64, the order does not matter
+        # integer sums below 2**53 (int16 too: check_int16_linear bounds them by 2**47): exact in
+        # float64, the order does not matter
         acc = cls._full_sum(node, args[0].astype(np.float64) - p.input_zp, args[1].astype(np.float64))
         return requantize(acc.astype(np.int64) + bias_or_zero(args, channels), p)
 
@@ -140,7 +151,7 @@ class ConvTranspose2D(Op):
         x, w = node.inputs[0], node.inputs[1]
         wv = g.values[w]
         if wv.dtype == "int8":
-            cls._lower_int8(node, ctx)
+            cls._lower_quantized(node, ctx)
             return
         lo, hi = float_activation(node)
         params = {**geometry(node, g.values[x].shape, wv.shape), "act_min": lo, "act_max": hi}
@@ -148,17 +159,22 @@ class ConvTranspose2D(Op):
                                   float_bias_arg(node, ctx, wv.shape[0]), ctx.tensor(node.outputs[0]))))
 
     @classmethod
-    def _lower_int8(cls, node, ctx):
+    def _lower_quantized(cls, node, ctx):
+        """int8 and 16x8 (one group): TFLM's per-channel output stage, the bias as stored
+        (int32 / int64; zeros without one)."""
         g = ctx.g
         x, w = node.inputs[0], node.inputs[1]
+        wide = g.values[x].dtype == "int16"
         channels = g.values[w].shape[0]
         p = linear_int8_params(node, g, channels)
-        params = {**geometry(node, g.values[x].shape, g.values[w].shape), "input_offset": -p.input_zp,
-                  "output_offset": p.output_zp,
-                  "multiplier": ctx.constant(node, "multiplier", p.multiplier, "int32"),
+        geo = geometry(node, g.values[x].shape, g.values[w].shape)
+        del geo["group_in_c"], geo["group_out_c"]
+        params = {**geo, "input_offset": -p.input_zp, "output_zp": p.output_zp, "act_min": p.act_min,
+                  "act_max": p.act_max, "multiplier": ctx.constant(node, "multiplier", p.multiplier, "int32"),
                   "shift": ctx.constant(node, "shift", p.shift, "int32")}
         b = node.inputs[2] if len(node.inputs) > 2 else ""
-        bias = ctx.tensor(b) if b else ctx.constant(node, "zero_bias", np.zeros(channels, np.int32), "int32")
-        ctx.request(KernelRequest("conv_transpose2d_s8", node, params,
+        bias_type = "int64" if wide else "int32"
+        bias = ctx.tensor(b) if b else ctx.constant(node, "zero_bias", np.zeros(channels, bias_type), bias_type)
+        ctx.request(KernelRequest("conv_transpose2d_s16" if wide else "conv_transpose2d_s8", node, params,
                                   (ctx.tensor(x), ctx.tensor(w), bias, ctx.tensor(node.outputs[0])),
-                                  headers=("kiln_quant.h",)))
+                                  headers=("kiln_fixedpoint.h",)))

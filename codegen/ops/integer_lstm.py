@@ -1,16 +1,19 @@
 """IntegerLSTM: TFLite Micro's integer LSTM (8-bit activations and weights, 16-bit cell state,
-32-bit biases; TFLite UNIDIRECTIONAL_SEQUENCE_LSTM on int8), step by step as TFLM runs it.
+32-bit biases; TFLite UNIDIRECTIONAL_SEQUENCE_LSTM on int8), step by step as TFLM runs it; and
+its 16-bit-activation form (int16 input and hidden state, int8 weights, 64-bit biases: TFLM's
+EvalLstm<int16_t, int8_t, int16_t, int64_t>).
 
-Inputs: x [seq, batch, input] int8, w [4, hidden, input] and r [4, hidden, hidden] int8 (gates
-in TFLite's order input, forget, cell, output), bias [4, hidden] int32, h0 [batch, hidden] int8,
-c0 [batch, hidden] int16 (power-of-two scale). Outputs: y [seq, batch, hidden] int8 (the hidden
-state after each step), the last h and c.
+Inputs: x [seq, batch, input] int8 / int16, w [4, hidden, input] and r [4, hidden, hidden] int8
+(gates in TFLite's order input, forget, cell, output), bias [4, hidden] int32 / int64, h0 [batch,
+hidden] of x's type, c0 [batch, hidden] int16 (power-of-two scale). Outputs: y [seq, batch,
+hidden] of x's type (the hidden state after each step), the last h and c.
 
 Each gate is two fully connected layers (x with its bias, h without) requantized to int16 at
 scale 2^-12 and added with saturation, then TFLM's 16-bit sigmoid (tanh for the cell gate,
 codegen/quant/sigmoid16.py); c' = f * c + i * g and h' = tanh(c') * o are TFLM's int16
-multiplications with their own multipliers. No peepholes, projection or layer norm (TFLM's
-integer kernel has none).
+multiplications with their own multipliers. The 16-bit form differs only in its fully connected
+layers (int64 sums, TFLM's int64 MultiplyByQuantizedMultiplier) and in h' saturating to int16.
+No peepholes, projection or layer norm (TFLM's integer kernel has none).
 """
 
 from __future__ import annotations
@@ -23,12 +26,16 @@ from codegen.errors import KilnError
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.request import KernelRequest, ScratchArg
 from codegen.quant.fixedpoint import multiply_by_quantized_multiplier as mbqm
+from codegen.quant.fixedpoint import multiply_by_quantized_multiplier_s64 as mbqm_s64
 from codegen.quant.params import fully_connected_output_multiplier, quantize_multiplier
 from codegen.quant.sigmoid16 import SIGMOID_TABLE_UINT16, sigmoid_int16, tanh_int16
 
 GATE_SCALE = 2.0 ** -12  # FC outputs: Q3.12, the sigmoid / tanh input
-NONLINEAR_OUTPUT_SCALE = float(np.float32(0.00003051757))  # TFLM's literal for 2^-15, as float32
-TYPES = ("int8", "int8", "int8", "int32", "int8", "int16")
+NONLINEAR_OUTPUT_SCALE = 2.0 ** -15  # TFLM Prepare's nonlinear_output_scale: 0.000030517578125, exactly
+# The input types by activation type: x, w, r, bias, h0, c0.
+TYPES = {"int8": ("int8", "int8", "int8", "int32", "int8", "int16"),
+         "int16": ("int16", "int8", "int8", "int64", "int16", "int16")}
+_HIDDEN_RANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
 
 
 @register
@@ -37,7 +44,7 @@ class IntegerLSTM(Op):
     kind = OpKind.OPAQUE
     attributes = {"cell_clip": 0.0}
     arity = (6, 6)
-    kernels = ("lstm_s8",)
+    kernels = ("lstm_s8", "lstm_s16")
 
     @classmethod
     def dims(cls, node, ins) -> tuple[int, int, int, int]:
@@ -57,14 +64,16 @@ class IntegerLSTM(Op):
     @classmethod
     def infer(cls, node, ins):
         seq, batch, _, hidden = cls.dims(node, ins)
-        return [("int8", (seq, batch, hidden)), ("int8", (batch, hidden)), ("int16", (batch, hidden))]
+        act = ins[0].dtype
+        return [(act, (seq, batch, hidden)), (act, (batch, hidden)), ("int16", (batch, hidden))]
 
     @classmethod
     def check(cls, node, g):
         ins = [g.values[n] for n in node.inputs]
-        if tuple(v.dtype for v in ins) != TYPES:
+        if tuple(v.dtype for v in ins) not in TYPES.values():
             raise KilnError("IntegerLSTM takes int8 input, weights and hidden state, int32 bias and int16 cell "
-                            f"state, got {', '.join(v.dtype for v in ins)}", node=node.name)
+                            "state (or int16 input and hidden state, int8 weights, int64 bias and int16 cell state), "
+                            f"got {', '.join(v.dtype for v in ins)}", node=node.name)
         for v in [ins[0], ins[4], ins[5]]:
             if v.quant is None or v.quant.per_channel:
                 raise KilnError(f"IntegerLSTM '{v.name}' needs one quantization scale", node=node.name)
@@ -77,6 +86,12 @@ class IntegerLSTM(Op):
         if not _power_of_two(ins[5].quant.s):
             raise KilnError(f"IntegerLSTM cell state scale {ins[5].quant.s!r} is not a power of two",
                             node=node.name)
+        if ins[0].dtype == "int16":  # TFLM's int64 output stage assumes sums below 2**47
+            depth = max(ins[1].shape[2], ins[2].shape[2])
+            bound = int(np.abs(ins[3].data.astype(np.int64)).max()) + 65535 * 128 * depth
+            if bound >= 1 << 47:
+                raise KilnError(f"IntegerLSTM: a gate's sum could reach {bound}, beyond the 2**47 TFLite Micro's "
+                                "int16 output stage assumes; not supported", node=node.name)
 
     @classmethod
     def constants(cls, node, g) -> dict:
@@ -99,18 +114,21 @@ class IntegerLSTM(Op):
 
     @classmethod
     def reference(cls, node, args, g):
+        act = args[0].dtype
         x, w, r, bias, h0, c0 = (np.asarray(a, np.int64) for a in args)
         q = cls.constants(node, g)
+        fc = mbqm_s64 if act == np.int16 else mbqm  # TFLM's FC output stage for int64 / int32 sums
+        lo, hi = _HIDDEN_RANGE[np.dtype(act).name]
         seq, batch, _, hidden = x.shape[0], x.shape[1], x.shape[2], w.shape[1]
         h, c = h0.copy(), c0.copy()
-        y = np.zeros((seq, batch, hidden), np.int8)
+        y = np.zeros((seq, batch, hidden), act)
         for t in range(seq):
             gates = []
             for k in range(4):
-                fi = _sat16(mbqm((x[t] + q["input_offset"]) @ w[k].T + bias[k], q["input_multiplier"][k],
-                                 q["input_shift"][k]))
-                fr = _sat16(mbqm((h + q["hidden_offset"]) @ r[k].T, q["recurrent_multiplier"][k],
-                                 q["recurrent_shift"][k]))
+                fi = _sat16(fc((x[t] + q["input_offset"]) @ w[k].T + bias[k], q["input_multiplier"][k],
+                                q["input_shift"][k]))
+                fr = _sat16(fc((h + q["hidden_offset"]) @ r[k].T, q["recurrent_multiplier"][k],
+                                q["recurrent_shift"][k]))
                 pre = _sat16(fi + fr)
                 gates.append(tanh_int16(pre) if k == 2 else sigmoid_int16(pre))
             i, f, gc, o = (a.astype(np.int64) for a in gates)
@@ -119,9 +137,9 @@ class IntegerLSTM(Op):
             if q["cell_clip"]:
                 c = np.clip(c, -q["cell_clip"], q["cell_clip"])
             th = tanh_int16(c, q["tanh_multiplier"], q["tanh_right_shift"]).astype(np.int64)
-            h = np.clip(mbqm(th * o, q["hidden_multiplier"], q["hidden_shift"]) + q["hidden_zero_point"], -128, 127)
+            h = np.clip(mbqm(th * o, q["hidden_multiplier"], q["hidden_shift"]) + q["hidden_zero_point"], lo, hi)
             y[t] = h
-        return [y, h.astype(np.int8), c.astype(np.int16)]
+        return [y, h.astype(act), c.astype(np.int16)]
 
     @classmethod
     def lower(cls, node, ctx):
@@ -134,7 +152,8 @@ class IntegerLSTM(Op):
                   "steps": ctx.constant(node, "steps", np.array([seq]), "int32"),
                   **cls.constants(node, ctx.g)}
         args = [ctx.tensor(n) for n in (x, h0, c0)] + [ctx.tensor(o) for o in node.outputs]
-        ctx.request(KernelRequest("lstm_s8", node, params, (*args, ScratchArg(2 * 4 * hidden)), ("kiln_fixedpoint.h",)))
+        kernel = "lstm_s16" if ctx.g.values[x].dtype == "int16" else "lstm_s8"
+        ctx.request(KernelRequest(kernel, node, params, (*args, ScratchArg(2 * 4 * hidden)), ("kiln_fixedpoint.h",)))
 
 
 def _gate_scale(v, k: int) -> float:

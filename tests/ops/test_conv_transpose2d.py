@@ -3,8 +3,10 @@ groups, pads and an extended output), the generated C of all layers (one build) 
 reference."""
 
 import numpy as np
+import pytest
 
-from codegen.ir import run_graph
+from codegen.ir import GraphBuilder, Quant, run_graph
+from helpers import assert_c_matches_interpreter
 from op_testing import assert_c_equals_reference, graph_of_cases, run_onnx_node
 
 # (input NHWC, weights [O,KH,KW,C/g], groups, strides, dilations, pads top/left/bottom/right)
@@ -55,3 +57,21 @@ def test_conv_transpose_matches_onnxruntime_and_c():
         assert got[g.outputs[k]].shape == want.shape
         np.testing.assert_allclose(got[g.outputs[k]], want, rtol=0, atol=1e-5 * float(np.abs(want).max()))
     assert_c_equals_reference(g, [feed])
+
+
+@pytest.mark.parametrize("x_shape, w_shape, strides, pads, activation", [
+    ((1, 3, 4, 3), (4, 3, 3, 3), (2, 2), (1, 1, 1, 0), "none"),
+    ((2, 2, 3, 2), (3, 2, 3, 2), (3, 2), (0, 0, 0, 0), "relu"),
+    ((1, 4, 4, 5), (2, 1, 1, 5), (1, 1), (0, 0, 0, 0), "relu6")])
+def test_int16_generated_c_equals_reference(x_shape, w_shape, strides, pads, activation):
+    """16x8 (int16 activations, per-channel int8 weights, int64 bias) under ASan/UBSan; its
+    bit-exactness with TFLite Micro: the TRANSPOSE_CONV int16 cases of tests/tflite_case_table.py."""
+    rng = np.random.default_rng(sum(x_shape))
+    b = GraphBuilder("ct16")
+    x = b.input("x", "int16", x_shape, Quant.of(0.004, 0))
+    w = b.const("w", rng.integers(-127, 128, w_shape).astype(np.int8),
+                quant=Quant.of(list(rng.uniform(0.002, 0.02, w_shape[0])), 0, 0))
+    bias = b.const("b", rng.integers(-30000, 30000, w_shape[0]).astype(np.int64))
+    y = b.node("ConvTranspose2D", [x, w, bias], strides=strides, pads=pads, activation=activation,
+               quant=Quant.of(0.03, 0))
+    assert_c_matches_interpreter(b.output(y).build(), count=2)

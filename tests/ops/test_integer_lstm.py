@@ -15,22 +15,26 @@ from helpers import assert_c_matches_interpreter, build_graph
 RNG = np.random.default_rng(11)
 
 
-def lstm_graph(seq=4, batch=2, inp=3, hidden=5, cell_scale=2.0 ** -11, cell_clip=0.0, per_gate=True):
+def lstm_graph(seq=4, batch=2, inp=3, hidden=5, cell_scale=2.0 ** -11, cell_clip=0.0, per_gate=True, act="int8"):
+    """int8 activations (zero points -2, 3), or int16 (zero points 0, int64 bias: the 16x8 LSTM)."""
     b = GraphBuilder("g")
-    x = b.input("x", "int8", (seq, batch, inp), Quant.of(0.03, -2))
-    h0 = b.input("h0", "int8", (batch, hidden), Quant.of(0.01, 3))
+    wide = act == "int16"
+    hq = Quant.of(2.0 ** -14, 0) if wide else Quant.of(0.01, 3)
+    x = b.input("x", act, (seq, batch, inp), Quant.of(0.0004, 0) if wide else Quant.of(0.03, -2))
+    h0 = b.input("h0", act, (batch, hidden), hq)
     c0 = b.input("c0", "int16", (batch, hidden), Quant.of(cell_scale))
     ws = Quant.of([0.01, 0.012, 0.008, 0.011], 0, 0) if per_gate else Quant.of(0.01)
     w = b.const("w", RNG.integers(-127, 128, (4, hidden, inp)).astype(np.int8), quant=ws)
     r = b.const("r", RNG.integers(-127, 128, (4, hidden, hidden)).astype(np.int8), quant=ws)
-    bias = b.const("bias", RNG.integers(-3000, 3000, (4, hidden)).astype(np.int32))
-    outs = b.node("IntegerLSTM", [x, w, r, bias, h0, c0], cell_clip=cell_clip,
-                  quant=[Quant.of(0.01, 3), Quant.of(0.01, 3), Quant.of(cell_scale)])
+    bias = RNG.integers(-3000, 3000, (4, hidden)) * (100 if wide else 1)
+    bias = b.const("bias", bias.astype(np.int64 if wide else np.int32))
+    outs = b.node("IntegerLSTM", [x, w, r, bias, h0, c0], cell_clip=cell_clip, quant=[hq, hq, Quant.of(cell_scale)])
     return b.output(*outs).build()
 
 
-@pytest.mark.parametrize("kw", [{}, {"cell_scale": 2.0 ** -15}, {"cell_clip": 2.0, "per_gate": False}],
-                         ids=["cell_2^-11", "cell_2^-15", "clip_one_scale"])
+@pytest.mark.parametrize("kw", [{}, {"cell_scale": 2.0 ** -15}, {"cell_clip": 2.0, "per_gate": False},
+                                {"act": "int16"}, {"act": "int16", "cell_clip": 1.5, "per_gate": False}],
+                         ids=["cell_2^-11", "cell_2^-15", "clip_one_scale", "int16", "int16_clip_one_scale"])
 def test_c_matches_reference(kw):
     assert_c_matches_interpreter(lstm_graph(**kw), count=3)
 
@@ -46,3 +50,11 @@ def test_sixteen_bit_sigmoid_and_tanh_match_tflite_micro_everywhere():
 def test_cell_state_scale_must_be_a_power_of_two():
     with pytest.raises(KilnError, match="is not a power of two"):
         build_graph(lstm_graph(cell_scale=0.0003))
+
+
+def test_int16_gate_sums_past_two_to_the_47_are_refused():
+    g = lstm_graph(act="int16")
+    bias = next(v for v in g.values.values() if v.name == "bias")
+    bias.data = np.full(bias.shape, 1 << 47, np.int64)
+    with pytest.raises(KilnError, match="2\\*\\*47"):
+        build_graph(g)

@@ -94,6 +94,40 @@ def test_int8_generated_c_equals_reference():
         assert len(np.unique(want[name])) > 10, name
 
 
+def test_int16_generated_c_equals_reference():
+    """TFLM's int16 BatchMatMul (its bit-exactness with TFLite Micro: the BATCH_MATMUL int16
+    cases of tests/tflite_case_table.py): the C kernel equals the reference, a 1-D operand and
+    a 1000-long sum included."""
+    from codegen.ir import Quant
+
+    graphs = []
+    for k, (sa, sb, _) in enumerate(CASES + [((2, 1000), (1000, 3), False)]):
+        b = GraphBuilder("mm")
+        x = b.input("a", "int16", sa, Quant.of(0.002, 0))
+        b_scale = 0.003 + 0.001 * k
+        y = b.input("b", "int16", sb, Quant.of(b_scale, 0))  # output scale: about 3 sigma of the sums
+        graphs.append(b.output(b.node("MatMul", [x, y], quant=Quant.of(70 * b_scale * sa[-1] ** 0.5, 0))).build())
+    g, _, outs = merge(graphs)
+    rng = np.random.default_rng(4)
+    f = {i: rng.integers(-32768, 32768, g.values[i].shape).astype(np.int16) for i in g.inputs}
+    got, want = run_c(g, [f])[0], run_graph(g, f)
+    for name in outs:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+        assert len(np.unique(want[name])) > min(10, want[name].size - 2), name
+
+
+@pytest.mark.parametrize("zp, k, message", [(3, 4, "zero point 0"), (0, 1 << 17, "2\\*\\*47")])
+def test_int16_refuses_zero_points_and_overlong_sums(zp, k, message):
+    from codegen.ir import Quant
+
+    b = GraphBuilder("bad16")
+    x = b.input("a", "int16", (1, k), Quant.of(0.002, zp))
+    y = b.node("MatMul", [x, b.input("b", "int16", (k, 1), Quant.of(0.002, 0))], quant=Quant.of(1.0, 0))
+    g = b.output(y).build()
+    with pytest.raises(KilnError, match=message):
+        get_op("MatMul").check(g.nodes[0], g)
+
+
 def test_macs():
     g = graph((2, 1, 3, 4), (5, 4, 2), False)
     assert get_op("MatMul").macs(g.nodes[0], g) == 2 * 5 * 3 * 2 * 4

@@ -15,13 +15,22 @@ from codegen.frontends.tflite.reader import ModelInfo, OperatorInfo, TensorInfo,
 
 # Operators whose input 1 may hold hybrid weights.
 HYBRID_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL"})
+# UNIDIRECTIONAL_SEQUENCE_LSTM's inputs that may: the input and recurrent weights (1-8), the
+# peepholes (9-11) and the projection (16).
+HYBRID_LSTM_INPUTS = frozenset(range(1, 12)) | {16}
+
+
+def _weight_inputs(op: OperatorInfo) -> frozenset[int]:
+    if op.code == "UNIDIRECTIONAL_SEQUENCE_LSTM":
+        return HYBRID_LSTM_INPUTS
+    return frozenset({1}) if op.code in HYBRID_OPS else frozenset()
 
 
 def is_hybrid_weight(model: ModelInfo, op: OperatorInfo, k: int) -> bool:
     """Input k of `op` is a quantized constant that a float operator reads."""
-    if op.code not in HYBRID_OPS or k != 1 or len(op.inputs) < 2 or -1 in op.inputs[:2]:
+    if k not in _weight_inputs(op) or len(op.inputs) <= k or op.inputs[0] == -1 or op.inputs[k] == -1:
         return False
-    x, w = model.tensors[op.inputs[0]], model.tensors[op.inputs[1]]
+    x, w = model.tensors[op.inputs[0]], model.tensors[op.inputs[k]]
     return x.type_name == "FLOAT32" and w.data is not None and w.type_name != "FLOAT32" and w.quant is not None
 
 
@@ -42,7 +51,7 @@ def dequantized_model(data: bytes) -> bytes:
     Uses TFLite Micro's object-API schema (a test/verification dependency) to rewrite the file.
     """
     info = read_model(data)
-    weights = sorted({op.inputs[1] for op in info.operators if is_hybrid_weight(info, op, 1)})
+    weights = sorted({i for op in info.operators for k, i in enumerate(op.inputs) if is_hybrid_weight(info, op, k)})
     if not weights:
         return data
     from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as schema

@@ -89,10 +89,19 @@ def fully_connected(ctx: OpContext) -> None:
 
 @converts("BATCH_MATMUL", inputs=(2, 2))
 def batch_matmul(ctx: OpContext) -> None:
+    """adj_x / adj_y: the operand's last two axes swapped first (a Transpose; integer sums
+    and the float sums over k do not change order)."""
     o = ctx.options("BatchMatMulOptions")
-    if o["AdjX"] or o["AdjY"]:
-        raise ctx.error("adj_x / adj_y (transposed operands) are not supported")
-    ctx.emit("MatMul", [ctx.input(0), _weights(ctx, 1)])
+    operands = [ctx.input(0), _weights(ctx, 1)]
+    for k, (adjoint, role) in enumerate(((o["AdjX"], "lhs_t"), (o["AdjY"], "rhs_t"))):
+        rank = len(ctx.shape(k))
+        if adjoint:
+            if rank < 2:
+                raise ctx.error(f"adj_{'xy'[k]} of an operand of rank {rank}")
+            quant = ctx.imp.b.g.values[operands[k]].quant  # none on dequantized hybrid weights
+            perm = (*range(rank - 2), rank - 1, rank - 2)
+            operands[k] = compose.step(ctx, "Transpose", [operands[k]], role, quant=quant, perm=perm)
+    ctx.emit("MatMul", operands)
 
 
 # -- pooling and reductions ----------------------------------------------------------------------

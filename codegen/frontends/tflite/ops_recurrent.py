@@ -1,5 +1,5 @@
 """Recurrent builtins: UNIDIRECTIONAL_SEQUENCE_LSTM onto Kiln's LSTM op (float32) or IntegerLSTM
-(int8 with int16 cell state, as TFLite Micro), SVDF onto Kiln's SVDF op (float32, int8 with
+(int8 with int16 cell state, and int16 activations with int64 biases, as TFLite Micro), SVDF onto Kiln's SVDF op (float32, int8 with
 int16 state).
 
 TFLite keeps the LSTM's output and cell state in variable tensors (inputs 18 and 19) that the
@@ -10,14 +10,16 @@ the same way.
 
 TFLite's weights are one matrix per gate (input, forget, cell, output); Kiln's LSTM takes
 ONNX's layout, the gates stacked in the order input, output, forget, cell, the sequence first;
-IntegerLSTM keeps TFLite's order.
+IntegerLSTM keeps TFLite's order. A hybrid (dynamic-range) LSTM, int8 weights for float
+activations, runs as the float LSTM on its weights dequantized at import (hybrid.py), not with
+LiteRT's per-step quantization of x and h (about 1e-3 relative away from LiteRT).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from codegen.frontends.tflite import compose
+from codegen.frontends.tflite import compose, hybrid
 from codegen.frontends.tflite.converter import check_rank, converts
 from codegen.frontends.tflite.importer import OpContext
 from codegen.frontends.tflite.ops_state import assign_tensor_variable, read_tensor_variable
@@ -39,7 +41,7 @@ def unidirectional_sequence_lstm(ctx: OpContext) -> None:
     seq, batch = (x_shape[0], x_shape[1]) if time_major else (x_shape[1], x_shape[0])
     x = ctx.input(0) if time_major else compose.step(ctx, "Transpose", [ctx.input(0)], "time_major",
                                                      quant=ctx.tensor(0).quant, perm=(1, 0, 2))
-    if ctx.tensor(0).type_name == "INT8":
+    if ctx.tensor(0).type_name in ("INT8", "INT16"):
         y, h, c = _integer_lstm(ctx, x, batch, float(o["CellClip"]))
     else:
         y, h, c = _float_lstm(ctx, x, batch)
@@ -76,14 +78,19 @@ def _float_lstm(ctx: OpContext, x: str, batch: int) -> tuple[str, str, str]:
 
 def _integer_lstm(ctx: OpContext, x: str, batch: int, cell_clip: float) -> tuple[str, str, str]:
     """TFLite Micro's integer LSTM (IntegerLSTM: gates i, f, c, o; one scale per gate)."""
+    act = ctx.tensor(0).type_name.lower()
     if any(ctx.tensor(k) is not None for k in _PEEPHOLES):
-        raise ctx.error("peepholes are not supported on int8 (TFLite Micro refuses them too)")
+        raise ctx.error(f"peepholes are not supported on {act} (TFLite Micro refuses them too)")
     hidden = ctx.shape(1)[0]
     gates = (1, 2, 3, 4)  # TFLite's input, forget, cell, output
     w = _gate_stack(ctx, gates, "input weights", "int8")
     r = _gate_stack(ctx, tuple(k + 4 for k in gates), "recurrent weights", "int8")
-    bias = compose.constant(ctx, "bias", np.stack([ctx.const(k, "gate bias") for k in (12, 13, 14, 15)])
-                            .astype(np.int32))
+    biases = [ctx.tensor(k) for k in (12, 13, 14, 15)]
+    bias_type = "int64" if act == "int16" else "int32"
+    if any(t.dtype != bias_type for t in biases):
+        raise ctx.error(f"an {act} LSTM needs {bias_type} gate biases, the model has "
+                        f"{next(t.dtype for t in biases if t.dtype != bias_type)}")
+    bias = compose.constant(ctx, "bias", np.stack([ctx.const(k, "gate bias") for k in (12, 13, 14, 15)]))
     h0 = compose.step(ctx, "Reshape", [read_tensor_variable(ctx, 18)], "h0", shape=(batch, hidden),
                       quant=ctx.tensor(18).quant)
     c0 = compose.step(ctx, "Reshape", [read_tensor_variable(ctx, 19)], "c0", shape=(batch, hidden),
@@ -109,11 +116,11 @@ def _check_supported(ctx: OpContext, o: dict) -> None:
     if missing:
         raise ctx.error(f"required input {missing[0]} is absent")
     dtype = ctx.tensor(0).type_name
-    if dtype not in ("FLOAT32", "INT8"):
-        raise ctx.error(f"{dtype.lower()} is not supported: TFLite Micro's 16-bit-activation LSTM (int64 "
-                        "biases) needs a kernel")
-    if dtype == "INT8" and ctx.tensor(19).type_name != "INT16":
-        raise ctx.error(f"an int8 LSTM needs an int16 cell state, the model has {ctx.tensor(19).type_name.lower()}")
+    if dtype not in ("FLOAT32", "INT8", "INT16"):
+        raise ctx.error(f"{dtype.lower()} is not supported (Kiln converts float32, int8 and int16)")
+    if dtype != "FLOAT32" and ctx.tensor(19).type_name != "INT16":
+        raise ctx.error(f"an {dtype.lower()} LSTM needs an int16 cell state, the model has "
+                        f"{ctx.tensor(19).type_name.lower()}")
     if o["FusedActivationFunction"] != TANH:
         raise ctx.error(f"fused activation {o['FusedActivationFunction']} is not supported (TANH only)")
     if o["ProjClip"] or (o["CellClip"] and dtype == "FLOAT32"):
@@ -126,9 +133,13 @@ def _check_supported(ctx: OpContext, o: dict) -> None:
 
 
 def _float_const(ctx: OpContext, k: int, what: str) -> np.ndarray:
+    """A float constant; a hybrid model's int8 weights dequantized, as for the other hybrid ops
+    (hybrid.py: LiteRT's hybrid LSTM quantizes x and h at each step instead)."""
+    if hybrid.is_hybrid_weight(ctx.imp.model, ctx.op, k):
+        return hybrid.dequantize(ctx.tensor(k))
     data = ctx.const(k, what)
     if data.dtype != np.float32:
-        raise ctx.error(f"{what} (input {k}) are {data.dtype}: hybrid LSTM weights are not supported")
+        raise ctx.error(f"{what} (input {k}) are {data.dtype}, not float32 nor quantized int8 weights")
     return data
 
 

@@ -166,9 +166,7 @@ def transpose_conv(ctx: OpContext) -> None:
     """Inputs (output_shape, weights [O, KH, KW, I], input, bias?). TFLite places input pixel
     y at y * stride - pad_top and drops what falls outside the output: a ConvTranspose2D
     whose full output is cropped by pad_top / pad_left in front and the rest behind."""
-    if ctx.tensor(2).type_name == "INT16":
-        raise ctx.error("int16 is not supported: TFLite Micro's 16x8 TRANSPOSE_CONV (int64 sums) needs a kernel")
-    only_types(ctx, ("FLOAT32", "INT8"), k=2)
+    only_types(ctx, ("FLOAT32", "INT8", "INT16"), k=2)
     o = ctx.options("TransposeConvOptions")
     out_shape = ints(ctx, 0, "output_shape")
     x = ctx.shape(2)
@@ -190,6 +188,10 @@ def transpose_conv(ctx: OpContext) -> None:
         front = max((n - 1) * s + k - out, 0) // 2
         crops.append((front, (n - 1) * s + k - out - front))
     pads = (crops[0][0], crops[1][0], crops[0][1], crops[1][1])
+    if ctx.tensor(2).type_name == "INT16":  # TFLM's 16x8 kernel clamps to the fused activation
+        ctx.emit("ConvTranspose2D", [ctx.input(2), ctx.input(1), ctx.input(3)], strides=strides, pads=pads,
+                 activation=ctx.activation(o))
+        return
     finish(ctx, "ConvTranspose2D", [ctx.input(2), ctx.input(1), ctx.input(3)], ctx.activation(o),
            strides=strides, pads=pads)
 
