@@ -1,6 +1,7 @@
 """`--numerics onnxruntime`: the onnxruntime kernel variant (codegen/kernels/onnxruntime/:
-conv2d_s8, depthwise_conv2d_s8, fully_connected_s8, quantize_f32, add_bcast_s8, mul_bcast_s8,
-mean_s8, average_pool2d_s8, softmax_s8, unary_lut_s8) bit-exact with onnxruntime's CPU kernels,
+conv2d_s8, depthwise_conv2d_s8, fully_connected_s8, matmul_s8, quantize_f32, add_bcast_s8,
+mul_bcast_s8, mean_s8, average_pool2d_s8, softmax_s8, unary_lut_s8; layer_norm_f32 in
+tests/quant/test_onnxruntime_layer_norm.py) bit-exact with onnxruntime's CPU kernels,
 and codegen/quant/onnxruntime.py's mirrors of its arithmetic.
 
 The reference is onnxruntime at ORT_ENABLE_ALL with int8 QDQ fusion allowed
