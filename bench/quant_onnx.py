@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from bench.quant_onnx_models import LINEAR_CNN, MEASURED_ONLY, VARIANTS, quantized
@@ -62,15 +63,17 @@ def rows(targets: list[str], samples: int, tmp: Path) -> list[str]:
 
 def instruction_rows(target: str, tmp: Path) -> list[str]:
     """Instructions per inference (one sample) of every static model: TFLite's numerics on the
-    target's kernels and on the reference kernels only, onnxruntime's numerics."""
+    target's kernels and on the reference kernels only; onnxruntime's numerics on the target's
+    kernels (its DSP variant where it has one) and on the portable onnxruntime kernels only."""
     out = []
-    builds = (("tflite", load_target(target)), ("tflite", with_kernels(load_target(target), ("reference",))),
-              ("onnxruntime", load_target(target)))
-    for v in LINEAR_CNN + [v for v in VARIANTS if v.fmt != "dynamic"]:
+    base = load_target(target)
+    builds = (("tflite", base), ("tflite", with_kernels(base, ("reference",))),
+              ("onnxruntime", base), ("onnxruntime", replace(base, variants=("onnxruntime",) + base.variants)))
+    for v in LINEAR_CNN + [v for v in VARIANTS if v.fmt != "dynamic"] + MEASURED_ONLY:
         path = quantized(v, tmp)
         counts = [min(profile_model(path, CompileOptions(t, numerics=n)).totals) for n, t in builds]
-        change = 100.0 * (counts[2] - counts[1]) / counts[1]
-        out.append("| " + " | ".join(_label(v) + [f"{c:,}" for c in counts] + [f"{change:+.1f} %"]) + " |")
+        ratio = counts[2] / counts[0]
+        out.append("| " + " | ".join(_label(v) + [f"{c:,}" for c in counts] + [f"{ratio:.2f}"]) + " |")
         print(out[-1], flush=True)
     return out
 
@@ -102,6 +105,11 @@ def main() -> None:
         table = rows(args.targets.split(","), args.samples, Path(tmp))
         counts = instruction_rows(args.profile, Path(tmp)) if args.profile else []
         converted = tflite_rows(args.profile, args.tflite) if args.profile and args.tflite else []
+    TABLE.write_text(render(args, table, counts, converted))
+
+
+def render(args, table: list[str], counts: list[str], converted: list[str]) -> str:
+    """bench/QUANT_ONNX.md from the rows (the command line's `args`), the notes last."""
     head = ["| model | format | activations | weights | target | numerics | max LSB | elements off | distances |",
             "|---|---|---|---|---|---|---|---|---|"]
     about = __doc__.split("\n\n")[2].strip()
@@ -114,17 +122,18 @@ def main() -> None:
     if counts:
         text += (f"\n## Instructions per inference on {args.profile}\n\n"
                  "One inference (`kiln profile`, exact instruction count in QEMU): TFLite's numerics on the "
-                 "target's kernels (DSP), on the reference kernels only (`--kernels reference`), and "
-                 "onnxruntime's numerics (portable kernels); the last column compares the two portable builds.\n\n"
+                 "target's kernels (DSP) and on the reference kernels only (`--kernels reference`); onnxruntime's "
+                 "numerics on the target's kernels (the onnxruntime_dsp fully connected kernel, the portable "
+                 "onnxruntime kernels otherwise) and on the portable onnxruntime kernels only; the last column "
+                 "divides onnxruntime's numerics by TFLite's, both on the target's kernels.\n\n"
                  "| model | format | activations | weights | tflite | tflite, reference kernels | onnxruntime "
-                 "| onnxruntime against tflite reference |\n"
-                 "|---|---|---|---|---|---|---|---|\n" + "\n".join(counts) + "\n")
+                 "| onnxruntime, portable kernels | onnxruntime / tflite |\n"
+                 "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(counts) + "\n")
     if converted:
         text += ("\nThe same networks converted by TensorFlow's TFLiteConverter (full int8, float input and output, "
                  "the same calibration inputs; bench/quant_onnx_tflite.py), compiled by Kiln:\n\n"
                  "| model | form | instructions |\n|---|---|---|\n" + "\n".join(converted) + "\n")
-    TABLE.write_text(text + "\n" + NOTES.read_text())
-
+    return text + "\n" + NOTES.read_text()
 
 if __name__ == "__main__":
     main()

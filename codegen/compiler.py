@@ -160,10 +160,12 @@ def with_numerics(options: CompileOptions) -> CompileOptions:
         return options
     if options.numerics != "onnxruntime":
         raise KilnError(f"--numerics must be 'tflite' or 'onnxruntime', not '{options.numerics}'")
-    if options.target.variants[0] == "onnxruntime":
-        return options
-    return replace(options, target=replace(options.target, variants=("onnxruntime",) + options.target.variants),
-                   fusion="off")
+    if options.target.variants[0] in ("onnxruntime", "onnxruntime_dsp"):  # variants chosen by the caller
+        return replace(options, fusion="off")
+    # on DSP cores, onnxruntime's requantization over the DSP kernels' sums first
+    # (codegen/kernels/onnxruntime_dsp/)
+    ort = ("onnxruntime_dsp", "onnxruntime") if "cortex_m_dsp" in options.target.variants else ("onnxruntime",)
+    return replace(options, target=replace(options.target, variants=ort + options.target.variants), fusion="off")
 
 
 def compile_model(model: Path, options: CompileOptions) -> BuildResult:

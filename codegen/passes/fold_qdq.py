@@ -18,7 +18,10 @@ so that it runs on the same bit-exact int8 kernels as a TFLite model:
    check (TFLM's constraints, e.g. Softmax's output quantization); else the float op stays.
    In onnxruntime's numerics (`numerics="onnxruntime"`) a Softmax folds at any output
    quantization (`any_output_quant`: onnxruntime's QLinearSoftmax, which its graph optimizer
-   makes of such a group, e.g. at the scale 1/255 its quantizer calibrates for a [0, 1] output).
+   makes of such a group, e.g. at the scale 1/255 its quantizer calibrates for a [0, 1] output),
+   and a MatMul of two activations (attention's Q K^T, weights x V) folds into the int8 MatMul,
+   onnxruntime's QLinearMatMul there (TFLite's numerics keep it float: TFLM's BatchMatMul would
+   add a rounding step onnxruntime's float reference at ORT_ENABLE_BASIC does not take).
 
 int8 arithmetic is TFLite's (fixed-point multipliers, round half away from zero), not
 onnxruntime's (float multipliers, round half to even), so results may differ from
@@ -52,6 +55,8 @@ _LINEAR = {"Conv2D": 0, "DepthwiseConv2D": 3, "FullyConnected": 0}
 # Ops whose int8 kernel computes Quantize(op(Dequantize(inputs))) for any quantization.
 _REQUANTIZING = {"Add", "Sub", "Mul", "Mean", "AveragePool2D", "Clip", "Sigmoid", "Tanh", "Softmax",
                  "MaxPool2D"}
+# Ops folded in onnxruntime's numerics only (see the module doc).
+_REQUANTIZING_ORT = {"MatMul"}
 # Ops that only move int8 bytes: the output keeps the input's quantization.
 _MOVING = {"Reshape", "Transpose", "MaxPool2D", "Concat", "Pad"}
 
@@ -179,7 +184,8 @@ def _compute(ctx: _Ctx, q: Node) -> bool:
     op = ctx.prod.get(q.inputs[0])
     if op is None or len(op.outputs) != 1 or op.outputs[0] in g.outputs:
         return False
-    if op.op not in _LINEAR and op.op not in _REQUANTIZING:
+    requantizing = _REQUANTIZING | (_REQUANTIZING_ORT if ctx.numerics == "onnxruntime" else set())
+    if op.op not in _LINEAR and op.op not in requantizing:
         return False
     if len(ctx.readers(op.outputs[0])) != 1:
         return False

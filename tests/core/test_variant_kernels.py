@@ -85,7 +85,8 @@ ROUNDED = {"conv2d_f32", "depthwise_conv2d_f32", "fully_connected_f32", "average
 
 # Variants whose kernels compute another runtime's arithmetic, not the reference kernels':
 # each is run against that runtime by its own tests.
-OTHER_ARITHMETIC = {"onnxruntime": "tests/quant/test_onnxruntime_numerics.py"}
+OTHER_ARITHMETIC = {"onnxruntime": "tests/quant/test_onnxruntime_numerics.py",
+                    "onnxruntime_dsp": "tests/cortex_m/test_onnxruntime_dsp.py"}
 VARIANTS = sorted({variant for _, variant in registered() if variant != REFERENCE} - set(OTHER_ARITHMETIC))
 
 

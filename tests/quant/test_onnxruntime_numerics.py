@@ -1,6 +1,7 @@
 """`--numerics onnxruntime`: the onnxruntime kernel variant (codegen/kernels/onnxruntime/:
-conv2d_s8, depthwise_conv2d_s8, fully_connected_s8, quantize_f32, add_bcast_s8, mul_bcast_s8,
-mean_s8, average_pool2d_s8, softmax_s8, unary_lut_s8) bit-exact with onnxruntime's CPU kernels,
+conv2d_s8, depthwise_conv2d_s8, fully_connected_s8, matmul_s8, quantize_f32, add_bcast_s8,
+mul_bcast_s8, mean_s8, average_pool2d_s8, softmax_s8, unary_lut_s8; layer_norm_f32 in
+tests/quant/test_onnxruntime_layer_norm.py) bit-exact with onnxruntime's CPU kernels,
 and codegen/quant/onnxruntime.py's mirrors of its arithmetic.
 
 The reference is onnxruntime at ORT_ENABLE_ALL with int8 QDQ fusion allowed
@@ -196,3 +197,38 @@ def test_average_pool_mirror_matches_qlinear_average_pool(dtype):
     windows = (x.astype(np.int64) - shift).reshape(1, 4, 3, 2, 3, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 4, 3, 3, 4)
     ours = ortq.average_pool(windows, 0.05, lo + 90 - shift, 0.03, lo + 120, shift)
     np.testing.assert_array_equal(ours.astype(np.int64) + shift, got.astype(np.int64))
+
+
+def _qdq_matmul(dtype: str, a_q, b_q, y_q, a_shape, b_shape, y_shape) -> onnx.ModelProto:
+    """a, b (float) -> QuantizeLinear -> DequantizeLinear -> MatMul -> QuantizeLinear -> DequantizeLinear."""
+    np_type = np.uint8 if dtype == "uint8" else np.int8
+    inits, nodes = [], []
+    for n, (s, z) in zip("aby", (a_q, b_q, y_q)):
+        inits += [numpy_helper.from_array(np.float32(s), f"{n}_s"), numpy_helper.from_array(np.array(z, np_type), f"{n}_z")]
+    for n in "ab":
+        nodes += [helper.make_node("QuantizeLinear", [n, f"{n}_s", f"{n}_z"], [f"{n}_q"]),
+                  helper.make_node("DequantizeLinear", [f"{n}_q", f"{n}_s", f"{n}_z"], [f"{n}_d"])]
+    nodes += [helper.make_node("MatMul", ["a_d", "b_d"], ["m"]),
+              helper.make_node("QuantizeLinear", ["m", "y_s", "y_z"], ["y_q"]),
+              helper.make_node("DequantizeLinear", ["y_q", "y_s", "y_z"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, a_shape),
+                                           helper.make_tensor_value_info("b", TensorProto.FLOAT, b_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+def test_qdq_matmul_of_two_activations_bit_exact(dtype, tmp_path):
+    """A QDQ MatMul of two computed tensors (batched, as attention's) folds onto the int8 MatMul
+    with onnxruntime's QLinearMatMul requantization: exact, where the float MatMul between
+    DequantizeLinear and QuantizeLinear was not by construction."""
+    lo = 0 if dtype == "uint8" else -128
+    path = tmp_path / "matmul.onnx"
+    onnx.save(_qdq_matmul(dtype, (0.021, lo + 131), (0.017, lo + 120), (0.0093, lo + 124),
+                          [2, 6, 24], [2, 24, 10], [2, 6, 10]), path)
+    options = CompileOptions(load_target("host"), numerics="onnxruntime")
+    from codegen.compiler import compile_model
+
+    assert "matmul_s8" in compile_model(path, options).manifest["kernels"]
+    (out,) = verify_model(path, options, samples=40).outputs
+    assert out.ok and out.elements_off == 0, out

@@ -16,16 +16,19 @@ VARIANT = "onnxruntime"
 ORT_HEADERS = ("kiln_ort.h",)
 
 
-def ort_linear_fields(request, ctx, rows) -> tuple[dict, object]:
+def ort_linear_fields(request, ctx, rows, channels_to: int = 0) -> tuple[dict, object]:
     """The int8 fields of an onnxruntime-numerics linear kernel (output stage, input zero
     point, one float32 scale per output channel) and its bias with the input offset folded in:
-    the same integer sum as TFLite's kernels, requantized as MlasRequantizeOutput."""
+    the same integer sum as TFLite's kernels, requantized as MlasRequantizeOutput. Scales and
+    bias are zero-padded to `channels_to` channels (a kernel's block of outputs) if larger."""
     node = request.node
     p, folded = quant(request, ctx, rows)
     qx, qw, qy = (ctx.g.values[v].quant for v in (node.inputs[0], node.inputs[1], node.outputs[0]))
     scales = np.broadcast_to(output_scales(qx.s, qw.scale, qy.s), (rows.shape[0],))
-    fields = {**output_stage(p), "input_zp": p.input_zp, "scale": ctx.constant(node, "scale", scales, "float32")}
-    return fields, ctx.constant(node, "bias", folded, "int32")
+    pad = max(0, channels_to - rows.shape[0])
+    fields = {**output_stage(p), "input_zp": p.input_zp,
+              "scale": ctx.constant(node, "scale", np.pad(scales, (0, pad)), "float32")}
+    return fields, ctx.constant(node, "bias", np.pad(folded, (0, pad)), "int32")
 
 
 def ort_linear_prepared(spec, request, ctx, rows) -> Prepared:
