@@ -1,0 +1,41 @@
+"""templates/kernels/cortex_m_dsp/conv2d_add_s8.c.j2: the DSP convolution with the residual Add
+in its epilogue (codegen/kernels/residual.py): each pixel pair's values go to scratch, then the
+Add reads them with the residual's into the output, each input's rescaling to the common scale
+a look-up in a compile-time table of its 256 values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.kernels.cortex_m_dsp.conv2d_s8 import Conv2dS8Dsp, Conv2dS8DspSpec, template_paths
+from codegen.kernels.cortex_m_dsp.paths import claim_paths
+from codegen.kernels.reference.families import AddQ
+from codegen.kernels.residual import (RESIDUAL_HEADERS, add_constants, allow_over_residual, prepare_fused,
+                                      rescale_tables)
+from codegen.kernels.spec import KernelSpec, kernel_spec
+from codegen.ops.request import ConstArray
+
+
+@dataclass(frozen=True)
+class Conv2dAddS8Dsp(Conv2dS8Dsp):
+    q: AddQ  # kiln_add_params of the residual Add, the convolution's value as input 1
+    t: ConstArray  # rescale_tables: input 1's 256 values at the common scale, then input 2's
+    ep_off: int  # bytes into scratch of the pixel pair's convolution values
+
+
+@kernel_spec
+class Conv2dAddS8DspSpec(KernelSpec):
+    kernel, variant, Params, headers = ("conv2d_add_s8", "cortex_m_dsp", Conv2dAddS8Dsp,
+                                        Conv2dS8DspSpec.headers + RESIDUAL_HEADERS)
+
+    @classmethod
+    def prepare(cls, request, ctx):
+        node = request.node
+        tables = ctx.constant(node, "t", rescale_tables(add_constants(node, ctx.g)), "int32")
+        pair = 2 * int(request.params["out_c"])
+        return prepare_fused(Conv2dS8DspSpec, cls.Params, request, ctx, extra_scratch=pair, t=tables)
+
+    @classmethod
+    def declare(cls, call, ctx):
+        allow_over_residual(ctx, call)
+        claim_paths(ctx, call, template_paths(call.params) | ({"small"} if ctx.optimize == "size" else set()))
