@@ -187,7 +187,7 @@ def _residual(plan: FusionPlan, params: CostParams, mode: str, variant: str | No
     if variant is None:
         return g
     by_add: dict[str, list] = {}
-    for cand in residual_candidates(g):
+    for cand in residual_candidates(g, variant):
         by_add.setdefault(cand.add, []).append(cand)
     for add_name, cands in by_add.items():
         by_name = {n.name: n for n in g.nodes}
@@ -195,7 +195,7 @@ def _residual(plan: FusionPlan, params: CostParams, mode: str, variant: str | No
         for cand in cands:
             conv, add = by_name[cand.conv], by_name[add_name]
             unfused = estimate(unfused_works(conv, add, g), params)
-            fused = estimate([fused_work(conv, add, g, variant == "cortex_m_dsp")], params)
+            fused = estimate([fused_work(conv, add, g)], params)
             u_code, f_code = 2 * _PARAMS_BYTES, _PARAMS_BYTES + _FUNCTION_BYTES
             priced.append((score(plan.objective, unfused, u_code) - score(plan.objective, fused, f_code),
                            cand, unfused, fused, u_code, f_code))

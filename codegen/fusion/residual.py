@@ -14,16 +14,17 @@ trade a faster convolution (Helium, NEON) for a slower one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from codegen.fusion.costmodel import Work
 from codegen.fusion.work import node_work, step_of
 from codegen.ir.graph import Graph, Node
 from codegen.kernels.spec import lookup
+from codegen.ops.add import Add
 from codegen.ops.conv2d_add import CONV_ATTRS, Conv2DAdd
 from codegen.passes.graph_edit import clone
 
-# Bytes of the DSP epilogue's rescale tables (two inputs x 256 values x int32).
+# Bytes of the epilogue's rescale tables (two inputs x 256 values x int32).
 _TABLE_BYTES = 2 * 256 * 4
 _FUSED_KERNEL, _CONV_KERNEL = Conv2DAdd.kernels[0], "conv2d_s8"
 _CONV, _ADD = Conv2DAdd.fuses
@@ -43,8 +44,11 @@ def fused_variant(variants: tuple[str, ...]) -> str | None:
     return fused if fused == conv else None
 
 
-def residual_candidates(g: Graph) -> list[ResidualCandidate]:
-    """Every (Conv2D, Add) pair that can become one Conv2DAdd node, in graph order."""
+def residual_candidates(g: Graph, variant: str | None = None) -> list[ResidualCandidate]:
+    """Every (Conv2D, Add) pair that can become one Conv2DAdd node, in graph order; for the DSP
+    kernel (`variant`), only Adds whose output multiplier shifts right (its epilogue's
+    requantization assumes it; TFLM's Add constants give that unless the output scale is about
+    2^-19 of the inputs')."""
     producers, consumers = g.producers(), g.consumers()
     found = []
     for add in g.nodes:
@@ -54,6 +58,8 @@ def residual_candidates(g: Graph) -> list[ResidualCandidate]:
         ins = [g.values[i] for i in add.inputs]
         if out.dtype != "int8" or any(v.dtype != "int8" or v.is_const or v.quant is None or v.shape != out.shape
                                       for v in ins):
+            continue
+        if variant == "cortex_m_dsp" and Add.int8_params(add, g).output_shift >= 0:
             continue
         for k, name in enumerate(add.inputs):
             conv = producers.get(name)
@@ -65,14 +71,12 @@ def residual_candidates(g: Graph) -> list[ResidualCandidate]:
     return found
 
 
-def fused_work(conv: Node, add: Node, g: Graph, tables: bool) -> Work:
+def fused_work(conv: Node, add: Node, g: Graph) -> Work:
     """The fused kernel: the convolution's work, the residual read once per output, the Add
-    run as one step of its epilogue; `tables`: its rescale tables in flash (the DSP kernel)."""
+    run as one step of its epilogue, its two rescale tables in flash."""
     base = node_work(conv, g)
-    return Work(kind=base.kind, dtype=base.dtype, macs=base.macs, taps=base.taps, out_elements=base.out_elements,
-                in_elements=base.in_elements + base.out_elements, itemsize=base.itemsize,
-                weight_bytes=base.weight_bytes + (_TABLE_BYTES if tables else 0),
-                steps=(step_of(add, g),))
+    return replace(base, in_elements=base.in_elements + base.out_elements,
+                   weight_bytes=base.weight_bytes + _TABLE_BYTES, steps=(step_of(add, g),))
 
 
 def unfused_works(conv: Node, add: Node, g: Graph) -> list[Work]:

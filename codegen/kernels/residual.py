@@ -43,24 +43,29 @@ def add_constants(node, g) -> AddSubParams:
     return Add.int8_params(add, view)
 
 
-def rescale_tables(p: AddSubParams) -> np.ndarray:
-    """Each input's int8 value rescaled to the common scale (AddFunc's first two steps), by
-    value -128..127: input 1's table, then input 2's."""
+def rescale_tables(p: AddSubParams, doubled: bool) -> np.ndarray:
+    """Each input's int8 value rescaled to the common scale (AddFunc's first two steps), indexed
+    by the value's byte (0..127, then -128..-1): input 1's table, then input 2's; `doubled`: twice
+    the value (the DSP kernel's SMMULR operand, kiln_dsp_scale_x2_neg; |2x| < 2^29 here)."""
     x = np.arange(-128, 128, dtype=np.int64)
 
     def scaled(offset: int, multiplier: int, shift: int) -> np.ndarray:
         return multiply_by_quantized_multiplier(wrap_int32((x + offset) << p.left_shift), multiplier, shift)
 
-    return np.concatenate([scaled(p.input1_offset, p.input1_multiplier, p.input1_shift),
-                           scaled(p.input2_offset, p.input2_multiplier, p.input2_shift)]).astype(np.int64)
+    by_byte = [np.roll(scaled(off, m, s), 128) for off, m, s in ((p.input1_offset, p.input1_multiplier, p.input1_shift),
+                                                                 (p.input2_offset, p.input2_multiplier, p.input2_shift))]
+    return (2 if doubled else 1) * np.concatenate(by_byte).astype(np.int64)
 
 
 def prepare_fused(conv_spec: type[KernelSpec], params: type, request: KernelRequest, ctx: KernelContext,
-                  extra_scratch: int = 0, **extra) -> Prepared:
+                  doubled: bool = False, extra_scratch: int = 0) -> Prepared:
     """The call of `conv_spec`'s kernel with the residual Add in its epilogue: the convolution's
-    block and arguments as its spec makes them, the residual inserted before the output,
-    `extra_scratch` bytes more scratch (after the convolution's, at `ep_off` if the block has it)."""
+    block and arguments as its spec makes them, the residual inserted before the output, the
+    Add's constants (`q`) and rescale tables (`t`, `doubled` or not), `extra_scratch` bytes more
+    scratch (after the convolution's, at `ep_off`)."""
     node = request.node
+    add = add_constants(node, ctx.g)
+    extra = {"t": ctx.constant(node, "t", rescale_tables(add, doubled), "int32")}
     conv, view = conv_view(node, ctx.g)
     prepared = conv_spec.prepare(replace(request, node=conv, kernel="conv2d_s8"), _ViewContext(ctx, view))
     block = {f.name: getattr(prepared.params, f.name) for f in fields(prepared.params)}
@@ -73,8 +78,7 @@ def prepare_fused(conv_spec: type[KernelSpec], params: type, request: KernelRequ
         offset = (scratch.nbytes + 3) // 4 * 4
         args[-1] = ScratchArg(offset + extra_scratch)
         extra["ep_off"] = offset
-    q = AddQ(**add_sub_c_params(add_constants(node, ctx.g)))
-    return Prepared(params(**block, q=q, **extra), tuple(args),
+    return Prepared(params(**block, q=AddQ(**add_sub_c_params(add)), **extra), tuple(args),
                     tuple(dict.fromkeys(prepared.headers + RESIDUAL_HEADERS)))
 
 

@@ -61,6 +61,7 @@ class Conv2DAdd(Op):
     arity = (4, 4)  # x, weights, bias ('' when absent), residual
     kernels = ("conv2d_add_s8",)
     fuses = ("Conv2D", "Add")  # the ops it stands for (codegen/fusion/residual.py)
+    epilogue_view = staticmethod(add_view)  # the step of its epilogue, as the cost model prices it
 
     @classmethod
     def infer(cls, node, ins):

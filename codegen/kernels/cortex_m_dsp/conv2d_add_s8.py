@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from codegen.kernels.cortex_m_dsp.conv2d_s8 import Conv2dS8Dsp, Conv2dS8DspSpec, template_paths
 from codegen.kernels.cortex_m_dsp.paths import claim_paths
 from codegen.kernels.reference.families import AddQ
-from codegen.kernels.residual import (RESIDUAL_HEADERS, add_constants, allow_over_residual, prepare_fused,
-                                      rescale_tables)
+from codegen.kernels.residual import RESIDUAL_HEADERS, allow_over_residual, prepare_fused
 from codegen.kernels.spec import KernelSpec, kernel_spec
 from codegen.ops.request import ConstArray
 
@@ -19,7 +18,7 @@ from codegen.ops.request import ConstArray
 @dataclass(frozen=True)
 class Conv2dAddS8Dsp(Conv2dS8Dsp):
     q: AddQ  # kiln_add_params of the residual Add, the convolution's value as input 1
-    t: ConstArray  # rescale_tables: input 1's 256 values at the common scale, then input 2's
+    t: ConstArray  # residual.rescale_tables (doubled)
     ep_off: int  # bytes into scratch of the pixel pair's convolution values
 
 
@@ -30,10 +29,8 @@ class Conv2dAddS8DspSpec(KernelSpec):
 
     @classmethod
     def prepare(cls, request, ctx):
-        node = request.node
-        tables = ctx.constant(node, "t", rescale_tables(add_constants(node, ctx.g)), "int32")
-        pair = 2 * int(request.params["out_c"])
-        return prepare_fused(Conv2dS8DspSpec, cls.Params, request, ctx, extra_scratch=pair, t=tables)
+        pair = 2 * int(request.params["out_c"])  # a pixel pair's convolution values
+        return prepare_fused(Conv2dS8DspSpec, cls.Params, request, ctx, doubled=True, extra_scratch=pair)
 
     @classmethod
     def declare(cls, call, ctx):
