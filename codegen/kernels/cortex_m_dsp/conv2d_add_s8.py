@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from codegen.kernels.cortex_m_dsp.conv2d_s8 import Conv2dS8Dsp, Conv2dS8DspSpec, template_paths
 from codegen.kernels.cortex_m_dsp.paths import claim_paths
+from codegen.kernels.inplace import allow_pair_conv_overlap
 from codegen.kernels.reference.families import AddQ
 from codegen.kernels.residual import RESIDUAL_HEADERS, allow_over_residual, prepare_fused
 from codegen.kernels.spec import KernelSpec, kernel_spec
@@ -34,5 +35,6 @@ class Conv2dAddS8DspSpec(KernelSpec):
 
     @classmethod
     def declare(cls, call, ctx):
+        allow_pair_conv_overlap(ctx, call)  # a pair written after the convolution's values are made
         allow_over_residual(ctx, call)
         claim_paths(ctx, call, template_paths(call.params) | ({"small"} if ctx.optimize == "size" else set()))

@@ -28,4 +28,5 @@ class Conv2dAddS8Reference(KernelSpec):
 
     @classmethod
     def declare(cls, call, ctx):
+        Conv2dS8Reference.declare(call, ctx)  # it writes where and when the convolution writes
         allow_over_residual(ctx, call)
