@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 from codegen.fusion.costmodel import Work
 from codegen.fusion.work import node_work, step_of
 from codegen.ir.graph import Graph, Node
-from codegen.kernels.spec import lookup
 from codegen.ops.add import Add
 from codegen.ops.conv2d_add import CONV_ATTRS, Conv2DAdd
 from codegen.passes.graph_edit import clone
+from codegen.resources import TEMPLATES
 
 # Bytes of the epilogue's rescale tables (two inputs x 256 values x int32).
 _TABLE_BYTES = 2 * 256 * 4
@@ -37,10 +37,16 @@ class ResidualCandidate:
     residual: str  # the Add's other input
 
 
+def _has_kernel(kernel: str, variant: str) -> bool:
+    """Whether `variant` implements `kernel`: its template exists (every template has its spec,
+    tests/core/test_kernel_registry.py; fusion runs before the kernel registry is imported)."""
+    return (TEMPLATES / "kernels" / variant / f"{kernel}.c.j2").is_file()
+
+
 def fused_variant(variants: tuple[str, ...]) -> str | None:
     """The variant that would run the fused kernel, if it is the one that runs the convolution."""
-    conv = next((v for v in variants if lookup(_CONV_KERNEL, v) is not None), None)
-    fused = next((v for v in variants if lookup(_FUSED_KERNEL, v) is not None), None)
+    conv = next((v for v in variants if _has_kernel(_CONV_KERNEL, v)), None)
+    fused = next((v for v in variants if _has_kernel(_FUSED_KERNEL, v)), None)
     return fused if fused == conv else None
 
 

@@ -123,7 +123,7 @@ def merge(graphs: Sequence[Graph], name: str = "merged") -> tuple[Graph, list[st
 
 
 def int8_conv_add(x_shape: Sequence[int], w_shape: Sequence[int], *, seed: int, conv_first: bool = True,
-                  activation: str = "relu", **attrs) -> Graph:
+                  add_activation: str = "relu", **attrs) -> Graph:
     """A one-node int8 Conv2DAdd (a convolution with the residual Add in its epilogue, as the
     fusion planner makes it): int8_layer's convolution, its output quantization kept as the
     intermediate's, added to a residual input of the output's shape."""
@@ -136,5 +136,5 @@ def int8_conv_add(x_shape: Sequence[int], w_shape: Sequence[int], *, seed: int, 
     ins += [""] * (3 - len(ins))
     r = b.input("r", "int8", mid.shape, Quant.of(mid.quant.scale[0] * 1.7, -9))
     y = b.node("Conv2DAdd", [*ins, r], quant=Quant.of(mid.quant.scale[0] * 2.1, 5), conv_quant=mid.quant,
-               add_activation=activation, conv_first=conv_first, **attrs)
+               add_activation=add_activation, conv_first=conv_first, **attrs)
     return b.output(y).build()
