@@ -40,6 +40,7 @@ from codegen.targets import Target, load_target
 from codegen.verify.host import build_host
 from codegen.verify.profile import build_plugin, profile_generated
 from codegen.verify.samples import random_samples
+from codegen.verify.toolchain import ToolchainError
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT.parent / "shared" / "models" / "mlperf_tiny"
@@ -343,14 +344,21 @@ def main(argv=None) -> int:
         effects.append(measure_effect(label, path, plugin))
         print(f"effect: {label}", flush=True)
     declined = [e for e in effects if any(e.declined)]
-    decline_effects = [measure_effect(e.label, p, plugin, modes=("off", "auto", "all"))
-                       for e in declined for label, p in tests if label == e.label]
+    decline_effects, unbuilt = [], []
+    for e in declined:
+        for label, p in tests:
+            if label != e.label:
+                continue
+            try:
+                decline_effects.append(measure_effect(e.label, p, plugin, modes=("off", "auto", "all")))
+            except ToolchainError as err:  # reported under the table, not hidden
+                unbuilt.append((e.label, next((x for x in str(err).splitlines() if "error:" in x), "compile error")))
     # Only where fusing everything builds other code than the plan (not a mere alternative split).
     decline_effects = [e for e in decline_effects if (e.host["auto"], e.m4["auto"]) != (e.host["all"], e.m4["all"])]
     ram = objective_ram(MODELS / "vww_96_int8.tflite", plugin)
     explain = explained([p for label, p in tests if p.name in ("chains.onnx", "inception_mixed.onnx")])
     residual = residual_section(MODELS, m4_instructions, plugin)
-    args.out.write_text(report(effects, decline_effects, rows, ram, explain, residual))
+    args.out.write_text(report(effects, decline_effects, rows, ram, explain, residual, unbuilt))
     print(f"wrote {args.out}")
     return 0
 
@@ -411,7 +419,8 @@ NOTES_LIMITS = [
     "targets the planner offers none (a fused variant there is future work).", ""]
 
 
-def report(effects, decline_effects, rows: list[Row], ram: list[str], explain: list[str], residual: list[str]) -> str:
+def report(effects, decline_effects, rows: list[Row], ram: list[str], explain: list[str], residual: list[str],
+           unbuilt: list[tuple[str, str]]) -> str:
     import platform
 
     from codegen import __version__
@@ -426,6 +435,8 @@ def report(effects, decline_effects, rows: list[Row], ram: list[str], explain: l
     out += ["## Declined fusions, built anyway and measured", "",
             "The planner's decision (*auto*) against fusing every legal candidate (fusion mode *all*).", ""]
     out += decline_table(decline_effects) + [""]
+    out += [f"Not measured: {label}, whose build with every fusion does not compile for the M4 (`{msg.strip()}`)."
+            for label, msg in unbuilt] + ([""] if unbuilt else [])
     out += residual
     out += ["## Objective ram: memory-driven fusion (VWW int8, Cortex-M4)", "",
             "With `--optimize ram` the planner asks codegen/fusion/patch.py for a patch-based first stage and "
