@@ -84,6 +84,9 @@ def prepare_fused(conv_spec: type[KernelSpec], params: type, request: KernelRequ
 
 def allow_over_residual(ctx: KernelContext, call: KernelCall) -> None:
     """The output may be the residual's storage (same shape and size: each residual element is
-    read before the output element of its index is written, and never after)."""
+    read before the output element of its index is written, and never after), unless the
+    residual is the convolution's input too (y = conv(x) + x), whose windows reach ahead."""
     tensors = [a.value for a in call.args if isinstance(a, TensorArg)]
-    ctx.allow_inplace(call, call.writes[0], tensors[tensors.index(call.writes[0]) - 1])
+    residual = tensors[tensors.index(call.writes[0]) - 1]
+    if ctx.root(residual) != ctx.root(tensors[0]):
+        ctx.allow_inplace(call, call.writes[0], residual)
