@@ -135,8 +135,8 @@ def concat_views(ctx: LowerContext) -> LowerContext | None:
     None when no Concat qualifies. The caller keeps it only where the arena is not larger: the
     output's storage then lives from its first input's producer on."""
     cats = [n for n in ctx.g.nodes if n.op == "Concat" and not n.name.startswith(PATCH_PREFIX)]
-    if not cats:
-        return None
+    if not cats or any(v.state is not None for v in ctx.g.values.values()):
+        return None  # a streaming model's Concat of its state keeps its copy (state aliases it)
     out = copy.copy(ctx)
     out.calls = [copy.copy(c) for c in ctx.calls]
     out.consts, out.aliases, out.view_offsets = list(ctx.consts), dict(ctx.aliases), dict(ctx.view_offsets)
