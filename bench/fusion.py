@@ -7,7 +7,7 @@ Run from the repository root:  python -m bench.fusion  [--out bench/FUSION.md] [
    instructions (callgrind, the call of <name>_run) and Cortex-M4 instructions (QEMU, `kiln
    profile`'s plugin), with the planner off and on (its default, objective speed).
 2. Declined fusions: candidates the cost model declines, built anyway (fusion mode "all") and
-   measured, to show whether declining was right.
+   measured, to show whether declining was right. Residual fusion on IC (bench/fusion_residual.py).
 3. The cost model against measurement: predicted versus measured instructions of every
    kernel call of the MLPerf Tiny models on the Cortex-M4 (DSP kernels, and the portable
    reference kernels), Spearman rank correlation. `--calibrate` fits the per-op-class
@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.fusion_residual import residual_section
 from codegen.compiler import BuildResult, compile_model
 from codegen.fusion.costmodel import class_constants, class_section, kernel_estimate, macs_per_insn
 from codegen.fusion.target_cost import cost_params
@@ -39,6 +40,7 @@ from codegen.targets import Target, load_target
 from codegen.verify.host import build_host
 from codegen.verify.profile import build_plugin, profile_generated
 from codegen.verify.samples import random_samples
+from codegen.verify.toolchain import ToolchainError
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT.parent / "shared" / "models" / "mlperf_tiny"
@@ -342,13 +344,21 @@ def main(argv=None) -> int:
         effects.append(measure_effect(label, path, plugin))
         print(f"effect: {label}", flush=True)
     declined = [e for e in effects if any(e.declined)]
-    decline_effects = [measure_effect(e.label, p, plugin, modes=("off", "auto", "all"))
-                       for e in declined for label, p in tests if label == e.label]
+    decline_effects, unbuilt = [], []
+    for e in declined:
+        for label, p in tests:
+            if label != e.label:
+                continue
+            try:
+                decline_effects.append(measure_effect(e.label, p, plugin, modes=("off", "auto", "all")))
+            except ToolchainError as err:  # reported under the table, not hidden
+                unbuilt.append((e.label, next((x for x in str(err).splitlines() if "error:" in x), "compile error")))
     # Only where fusing everything builds other code than the plan (not a mere alternative split).
     decline_effects = [e for e in decline_effects if (e.host["auto"], e.m4["auto"]) != (e.host["all"], e.m4["all"])]
     ram = objective_ram(MODELS / "vww_96_int8.tflite", plugin)
     explain = explained([p for label, p in tests if p.name in ("chains.onnx", "inception_mixed.onnx")])
-    args.out.write_text(report(effects, decline_effects, rows, ram, explain))
+    residual = residual_section(MODELS, m4_instructions, plugin)
+    args.out.write_text(report(effects, decline_effects, rows, ram, explain, residual, unbuilt))
     print(f"wrote {args.out}")
     return 0
 
@@ -372,10 +382,11 @@ NOTES_EFFECT = [
     "*IR nodes imported*: operators after import (the ONNX frontend's layout transposes included); *kernel "
     "calls off*: after the optimisation passes, which already fold activations, Pads, Q/DQ pairs and "
     "per-channel affine ops (`--explain-fusion` lists those groups with their cost, marked by the pass); "
-    "*on*: after the planner's chains and horizontal merges. The MLPerf Tiny models offer the planner "
-    "nothing new: TFLite already fuses bias and activation into every convolution and the models have no "
-    "elementwise chains nor parallel branches into a Concat, so their code is byte-identical with the "
-    "planner on (measured once). The test models are tests/fusion/fusion_models.py.", ""]
+    "*on*: after the planner's chains, horizontal merges and residual epilogues. Of the MLPerf Tiny models "
+    "only IC (ResNet) gives the planner something: its three residual Adds go into a convolution's epilogue "
+    "(next section but one); TFLite already fuses bias and activation into every convolution and the others "
+    "have no residual Adds, elementwise chains nor parallel branches into a Concat, so their code is "
+    "byte-identical with the planner on. The test models are tests/fusion/fusion_models.py.", ""]
 
 
 def explained(paths: list[Path]) -> list[str]:
@@ -401,10 +412,15 @@ NOTES_LIMITS = [
     "- The int8 1x1 + 3x3 branches: the planner declines on both targets; on the M4 that is right (fusing "
     "costs 1.8 % more), on the host fusing would have saved 10 %: the host's portable int8 convolution "
     "spends more per output than per zero tap at 8 input channels, which the constants fitted on the MLPerf "
-    "models price the other way.", ""]
+    "models price the other way.",
+    "- Residual epilogues (`insns_per_epilogue`): measured on IC's three fused layers, the only MLPerf Tiny "
+    "model with residual Adds, so the section above checks them on the layers they were read from. The "
+    "fused kernel exists for the DSP and the portable reference variants; on Helium (cortex-m55) and NEON "
+    "targets the planner offers none (a fused variant there is future work).", ""]
 
 
-def report(effects, decline_effects, rows: list[Row], ram: list[str], explain: list[str]) -> str:
+def report(effects, decline_effects, rows: list[Row], ram: list[str], explain: list[str], residual: list[str],
+           unbuilt: list[tuple[str, str]]) -> str:
     import platform
 
     from codegen import __version__
@@ -419,6 +435,9 @@ def report(effects, decline_effects, rows: list[Row], ram: list[str], explain: l
     out += ["## Declined fusions, built anyway and measured", "",
             "The planner's decision (*auto*) against fusing every legal candidate (fusion mode *all*).", ""]
     out += decline_table(decline_effects) + [""]
+    out += [f"Not measured: {label}, whose build with every fusion does not compile for the M4 (`{msg.strip()}`)."
+            for label, msg in unbuilt] + ([""] if unbuilt else [])
+    out += residual
     out += ["## Objective ram: memory-driven fusion (VWW int8, Cortex-M4)", "",
             "With `--optimize ram` the planner asks codegen/fusion/patch.py for a patch-based first stage and "
             "takes it when the planned arena drops (the recomputed halo counted in MACs); `--explain-fusion` "

@@ -22,7 +22,7 @@ from codegen.ir.graph import Graph
 from codegen.kernels.select import planned_calls
 from codegen.limits import check_lowered
 from codegen.lower import lower_graph
-from codegen.lower.band_views import apply_band_views
+from codegen.lower.band_views import apply_band_views, concat_views
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.lower.state import detach_state, state_values
 from codegen.memory import Alias, Buffer, Plan, fit, plan_memory
@@ -62,6 +62,11 @@ def compile_graph(g: Graph, options: CompileOptions, *, name: str, model_file: s
     fusion, fused, patched = _fuse(g, optimised, options)
     lowered = _lower(fused, options)
     buffers, aliases, plan, guard = _plan(lowered, options)
+    viewed = concat_views(lowered)  # producers writing into their Concat's output: where no larger
+    if viewed is not None:
+        planned = _plan(viewed, options)
+        if planned[2].arena_size <= plan.arena_size:
+            lowered, (buffers, aliases, plan, guard) = viewed, planned
     files, manifest = _emit(lowered, buffers, aliases, plan, guard, fusion, patched, options,
                             name=name, model_file=model_file, model_sha256=model_sha256)
     return BuildResult(name, fused, lowered, buffers, plan, files, manifest, aliases, fusion=fusion)

@@ -475,6 +475,45 @@ KILN_DSP_INLINE void kiln_dsp_copy_words(int8_t *dst, const int8_t *src, int32_t
     }
 }
 
+/* ---- multipliers smaller than one (int8 Add) ----
+ * TFLM's MultiplyByQuantizedMultiplier for a shift s <= 0 rewritten for SMMULR (one multiply,
+ * a few adds and shifts, no branch): SMMULR of x2 = 2x and m is gemmlowp's rounding doubling
+ * high multiply of x and m for |x2| < 2^31; less one for a negative value when s < 0, shifted
+ * right by -s - 1, plus one, halved, it is the rounding right shift, ties away from zero. */
+typedef struct {
+    int32_t m;      /* the multiplier */
+    int32_t shift;  /* max(-s - 1, 0) */
+    int32_t round;  /* [s < 0] */
+} kiln_dsp_scale;
+
+KILN_DSP_INLINE kiln_dsp_scale kiln_dsp_scale_make(int32_t multiplier, int32_t shift)
+{
+    kiln_dsp_scale k;
+    k.m = multiplier;
+    k.round = (shift < 0) ? 1 : 0;
+    k.shift = (shift < -1) ? -shift - 1 : 0;
+    return k;
+}
+
+/* MultiplyByQuantizedMultiplier(x2 / 2, k's m, k's s), |x2| < 2^31. */
+KILN_DSP_INLINE int32_t kiln_dsp_scale_x2(int32_t x2, const kiln_dsp_scale *k)
+{
+    int32_t y;
+    __asm__("smmulr %0, %1, %2" : "=r"(y) : "r"(x2), "r"(k->m));
+    y += (y >> 31) & k->round;
+    return ((y >> k->shift) + k->round) >> k->round;
+}
+
+/* The same for a shift s < 0 (the common case; `sh` = -s - 1): the rounding step's constants
+ * known, two registers fewer in a loop. */
+KILN_DSP_INLINE int32_t kiln_dsp_scale_x2_neg(int32_t x2, int32_t m, int32_t sh)
+{
+    int32_t y;
+    __asm__("smmulr %0, %1, %2" : "=r"(y) : "r"(x2), "r"(m));
+    y += (int32_t)((uint32_t)y >> 31);
+    return ((y >> sh) + 1) >> 1;
+}
+
 /* ---- requantization ---- */
 
 /* x shifted by the low byte of n, as the core does (no masking: the shift words pack

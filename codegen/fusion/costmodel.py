@@ -145,10 +145,13 @@ def kernel_estimate(work: Work, params: CostParams) -> Estimate:
     insns += c["insns_per_output"] * work.out_elements
     insns += c["insns_per_access"] * work.accesses
     spills = 0
+    # A step in a MAC kernel's epilogue (a residual Add) costs its `insns_per_epilogue`: the
+    # step's arithmetic on a value in registers, without the elementwise kernel's loads and loop.
+    per_step = "insns_per_epilogue" if work.macs else "insns_per_step"
     for step in work.steps:
         s = class_constants(params.family, step.kind, step.dtype, params.target)
-        insns += s["insns_per_step"] * work.out_elements * (flop if step.dtype == "float32" else 1)
-    if work.steps:
+        insns += s.get(per_step, s["insns_per_step"]) * work.out_elements * (flop if step.dtype == "float32" else 1)
+    if work.steps and not work.macs:
         spills = max(0, live_registers(work) - params.registers)
         insns += 2 * spills * work.out_elements  # a store and a reload per spilled value
     read = work.in_elements * work.itemsize

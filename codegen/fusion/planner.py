@@ -26,6 +26,7 @@ from codegen.fusion.candidates import (ChainCandidate, chain_candidates, convex,
 from codegen.fusion.chain import fused_node
 from codegen.fusion.costmodel import Estimate, Work, estimate, live_registers
 from codegen.fusion.horizontal import SiblingSet, merge_siblings, sibling_sets
+from codegen.fusion.residual import apply_residual, fused_variant, fused_work, residual_candidates, unfused_works
 from codegen.fusion.target_cost import CostParams, cost_params
 from codegen.fusion.work import chain_work, node_work
 from codegen.errors import KilnError
@@ -42,7 +43,7 @@ _STEP_CODE_BYTES = 24
 
 @dataclass(frozen=True)
 class Decision:
-    kind: str  # "chain", "horizontal", "patch", or what a pass folded ("epilogue", "pad", ...)
+    kind: str  # "chain", "horizontal", "residual", "patch", or what a pass folded ("epilogue", "pad", ...)
     nodes: tuple[str, ...]
     fused: bool
     unfused_cost: Estimate
@@ -109,6 +110,7 @@ def plan_fusion(g: Graph, target, objective: str = "speed", *, source: Graph | N
     if source is not None:
         plan.decisions += _pass_decisions(g, source, params)
     plan.graph = _horizontal(plan, params, mode)
+    plan.graph = _residual(plan, params, mode, fused_variant(target.variants))
     plan.graph = _chains(plan, params, mode, time_limit_s)
     if patch and (objective == "ram" or ram_limit is not None):
         plan.graph = _patch(plan, arena, params, ram_limit)
@@ -175,6 +177,39 @@ def _horizontal_reason(sibs: SiblingSet, unfused: Estimate, fused: Estimate, win
         return (f"one kernel writes the Concat's output: {unfused.calls - fused.calls} calls and the "
                 f"channel copies saved, the input read once")
     return f"declined: no gain for {objective}"
+
+
+# -- residual Add in a convolution's epilogue ----------------------------------------------------
+
+def _residual(plan: FusionPlan, params: CostParams, mode: str, variant: str | None) -> Graph:
+    """Each Add with the better of its candidate convolutions, when that one gains."""
+    g = plan.graph
+    if variant is None:
+        return g
+    by_add: dict[str, list] = {}
+    for cand in residual_candidates(g, variant):
+        by_add.setdefault(cand.add, []).append(cand)
+    for add_name, cands in by_add.items():
+        by_name = {n.name: n for n in g.nodes}
+        priced = []
+        for cand in cands:
+            conv, add = by_name[cand.conv], by_name[add_name]
+            unfused = estimate(unfused_works(conv, add, g), params)
+            fused = estimate([fused_work(conv, add, g)], params)
+            u_code, f_code = 2 * _PARAMS_BYTES, _PARAMS_BYTES + _FUNCTION_BYTES
+            priced.append((score(plan.objective, unfused, u_code) - score(plan.objective, fused, f_code),
+                           cand, unfused, fused, u_code, f_code))
+        gain, cand, unfused, fused, u_code, f_code = max(priced, key=lambda p: p[0])
+        wins = gain > 0
+        take = mode == "all" or (wins and mode == "auto")
+        reason = (f"the Add runs in the convolution's epilogue ({variant} kernel): {unfused.calls - fused.calls} call and "
+                  f"{unfused.arena_bytes:,} B of intermediate saved, the residual read as the outputs are made"
+                  if wins else f"declined: the fused kernel is not cheaper for {plan.objective} (gain {gain:,.0f})")
+        plan.decisions.append(Decision("residual", (cand.conv, add_name), take, unfused, fused,
+                                       reason + _mode_note(mode, wins, take), unfused_code=u_code, fused_code=f_code))
+        if take:
+            g = apply_residual(g, cand)
+    return g
 
 
 # -- chains ------------------------------------------------------------------------------------

@@ -71,8 +71,18 @@ def node_work(node: Node, g: Graph, intermediates: frozenset[str] = frozenset())
                 taps=out_elements * _window(node, g) if mac else 0,
                 out_elements=out_elements, in_elements=reads,
                 itemsize=np_dtype(dtype).itemsize, weight_bytes=weights,
-                steps=(step_of(node, g),) if elementwise else (),
+                steps=(step_of(node, g),) if elementwise else _epilogue(node, g),
                 arena_bytes=sum(v.nbytes for v in outs if v.name in intermediates))
+
+
+def _epilogue(node: Node, g: Graph) -> tuple[Step, ...]:
+    """The steps a MAC op runs in its epilogue: the node of an op that stands for one (a
+    residual Add, codegen/ops/conv2d_add.py) viewed as it was before fusion."""
+    view = getattr(get_op(node.op), "epilogue_view", None)
+    if view is None:
+        return ()
+    step, step_graph = view(node, g)
+    return (step_of(step, step_graph),)
 
 
 def chain_work(nodes: list[Node], g: Graph, operands: list[str]) -> Work:

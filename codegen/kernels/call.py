@@ -33,7 +33,10 @@ class KernelCall:
     inplace_temp: int = 0
     # Partial overlap instead of the same address: the input may start this many bytes (or
     # more) above the output, the kernel only overwriting input it has consumed (convolution).
+    # It applies to the pair of `inplace_overlap_input`; the call's other pairs (a residual the
+    # fused convolution may write over) are at the same address.
     inplace_overlap: int | None = None
+    inplace_overlap_input: str | None = None
     # Variables the kernel's template is rendered with, for a kernel generated per call site
     # (a fused chain: kernel "<template stem>__<digest>"); () for the fixed kernels.
     template_vars: tuple = ()

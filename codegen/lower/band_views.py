@@ -7,13 +7,16 @@ op of each band writes straight into its rows of the stage output (MCUNetV2's pa
 That is what makes the stage pay: otherwise every band's output would stay live until the
 Concat and the input bands would take arena space of their own.
 
-Only nodes named with `PATCH_PREFIX` (made by codegen.fusion.patch) are rewritten; a Slice or
-Concat that is not contiguous, or whose tensors are graph inputs/outputs in the wrong place,
-keeps its copy. In-place reuse declared on a call that reads or writes a partial view is
+Only nodes named with `PATCH_PREFIX` (made by codegen.fusion.patch) are rewritten here; a Slice
+or Concat that is not contiguous, or whose tensors are graph inputs/outputs in the wrong place,
+keeps its copy. The model's own Concats of contiguous blocks get the same views from
+`concat_views`, which the compiler takes where they do not grow the arena. In-place reuse declared on a call that reads or writes a partial view is
 dropped: the planner's aliases are about whole buffers.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -112,11 +115,35 @@ def apply_band_views(ctx: LowerContext) -> LowerContext:
             _slice_view(ctx, node, viewed)
         elif node.op == "Concat":
             _concat_view(ctx, node, viewed)
-    if viewed:
-        for call in ctx.calls:
-            kept = [(o, i) for o, i in call.inplace_ok if o not in viewed and i not in viewed]
-            if kept != call.inplace_ok:
-                call.inplace_ok = kept
-                if not kept:
-                    call.inplace_kernel, call.inplace_temp, call.inplace_overlap = None, 0, None
+    _drop_inplace_on_views(ctx, viewed)
     return ctx
+
+
+def _drop_inplace_on_views(ctx: LowerContext, viewed: set[str]) -> None:
+    for call in ctx.calls:
+        kept = [(o, i) for o, i in call.inplace_ok if o not in viewed and i not in viewed]
+        if kept != call.inplace_ok:
+            call.inplace_ok = kept
+            if not kept:
+                call.inplace_kernel, call.inplace_temp, call.inplace_overlap = None, 0, None
+
+
+def concat_views(ctx: LowerContext) -> LowerContext | None:
+    """A copy of `ctx` in which every other Concat whose inputs are contiguous blocks of its
+    output (the dimensions before its axis all 1: a [1, K] vector's, or an N = 1 tensor's
+    along H) has no copy: each input's producer writes straight into its block of the output.
+    None when no Concat qualifies. The caller keeps it only where the arena is not larger: the
+    output's storage then lives from its first input's producer on."""
+    cats = [n for n in ctx.g.nodes if n.op == "Concat" and not n.name.startswith(PATCH_PREFIX)]
+    if not cats or any(v.state is not None for v in ctx.g.values.values()):
+        return None  # a streaming model's Concat of its state keeps its copy (state aliases it)
+    out = copy.copy(ctx)
+    out.calls = [copy.copy(c) for c in ctx.calls]
+    out.consts, out.aliases, out.view_offsets = list(ctx.consts), dict(ctx.aliases), dict(ctx.view_offsets)
+    viewed: set[str] = set()
+    for node in cats:
+        _concat_view(out, node, viewed)
+    if not viewed:
+        return None
+    _drop_inplace_on_views(out, viewed)
+    return out

@@ -138,7 +138,7 @@ class LowerContext:
         if (out, inp) not in call.inplace_ok:
             call.inplace_ok.append((out, inp))
         if overlap is not None:
-            call.inplace_overlap = overlap
+            call.inplace_overlap, call.inplace_overlap_input = overlap, inp
         if kernel is not None:
             call.inplace_kernel, call.inplace_temp = kernel, temp_bytes
 

@@ -72,8 +72,8 @@ def arena_aliases(ctx: LowerContext, buffers: list[Buffer]) -> list[Alias]:
     their roots): one `Alias` per declared pair whose input dies at that call and whose output
     is born there. The temp of an in-place kernel variant is the call's next scratch slot, so
     the emitter finds it like any scratch buffer once the call takes that variant. A call that
-    declared a partial overlap (`inplace_overlap`, convolution) gives an inexact alias: the
-    input at least that many bytes above the output, the call's own kernel."""
+    declared a partial overlap (`inplace_overlap`, convolution) gives an inexact alias for that
+    pair: the input at least that many bytes above the output, the call's own kernel."""
     by = {b.name: b for b in buffers}
     out = []
     for step, call in enumerate(ctx.calls):
@@ -85,7 +85,7 @@ def arena_aliases(ctx: LowerContext, buffers: list[Buffer]) -> list[Alias]:
             if call.inplace_kernel is not None and call.inplace_temp:
                 temp = Buffer(scratch_name(step, len(call.args)), call.inplace_temp, step, step,
                               ctx.target.alignment)
-            if call.inplace_overlap is not None:
+            if call.inplace_overlap is not None and i == call.inplace_overlap_input:
                 out.append(Alias(bo.name, bi.name, shift=call.inplace_overlap, exact=False))
             else:
                 out.append(Alias(bo.name, bi.name, temp))

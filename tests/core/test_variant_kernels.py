@@ -28,7 +28,8 @@ from codegen.verify.compare import compare_output
 from codegen.verify.samples import random_samples
 from helpers import build_graph
 # tests/ops, a namespace package beside this folder
-from ops.linear_testing import float_layer, int8_add, int8_average_pool, int8_concat, int8_layer, int8_max_pool, merge
+from ops.linear_testing import (float_layer, int8_add, int8_average_pool, int8_concat, int8_conv_add, int8_layer,
+                                int8_max_pool, merge)
 
 
 def _binary(op: str, a_shape, b_shape, activation: str) -> Graph:
@@ -62,6 +63,9 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
                                                pads=(1, 1, 1, 1)),
                                     int8_layer("DepthwiseConv2D", (1, 5, 4, 3), (1, 3, 3, 6), seed=4,
                                                depth_multiplier=2, pads=(1, 1, 1, 1))],
+    "conv2d_add_s8": lambda: [int8_conv_add((1, 7, 7, 3), (8, 3, 3, 3), seed=12, pads=(1, 1, 1, 1)),
+                              int8_conv_add((1, 5, 5, 16), (7, 1, 1, 16), seed=13, conv_first=False,
+                                            add_activation="none")],
     "fully_connected_s8": lambda: [int8_layer("FullyConnected", (3, 33), (7, 33), seed=5, activation="relu")],
     "add_bcast_s8": lambda: [int8_add((1, 3, 5, 6), (1, 1, 1, 6), "relu", 6)],
     "average_pool2d_s8": lambda: [int8_average_pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 7)],

@@ -120,3 +120,21 @@ def merge(graphs: Sequence[Graph], name: str = "merged") -> tuple[Graph, list[st
         ins_of.append(renamed)
         outs.append(out)
     return b.build(), ins_of, outs
+
+
+def int8_conv_add(x_shape: Sequence[int], w_shape: Sequence[int], *, seed: int, conv_first: bool = True,
+                  add_activation: str = "relu", **attrs) -> Graph:
+    """A one-node int8 Conv2DAdd (a convolution with the residual Add in its epilogue, as the
+    fusion planner makes it): int8_layer's convolution, its output quantization kept as the
+    intermediate's, added to a residual input of the output's shape."""
+    conv = int8_layer("Conv2D", x_shape, w_shape, seed=seed, **attrs)
+    (node,) = conv.nodes
+    mid = conv.values[node.outputs[0]]
+    b = GraphBuilder("conv2d_add_s8")
+    ins = [b.input("x", "int8", tuple(x_shape), conv.values[node.inputs[0]].quant)]
+    ins += [b.const(i, conv.values[i].data, quant=conv.values[i].quant) for i in node.inputs[1:]]
+    ins += [""] * (3 - len(ins))
+    r = b.input("r", "int8", mid.shape, Quant.of(mid.quant.scale[0] * 1.7, -9))
+    y = b.node("Conv2DAdd", [*ins, r], quant=Quant.of(mid.quant.scale[0] * 2.1, 5), conv_quant=mid.quant,
+               add_activation=add_activation, conv_first=conv_first, **attrs)
+    return b.output(y).build()
