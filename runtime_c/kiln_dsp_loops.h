@@ -158,8 +158,15 @@ KILN_DSP_INLINE void kiln_dsp_s8_to_s16_il(const int8_t *src, int16_t *col, int3
             kiln_dsp_st32(d + 2, kiln_dsp_pack_hi(even, odd));
         }
     }
-    for (; i < n; ++i) {
-        col[KILN_DSP_IL(e + i)] = src[i];
+    /* At most three left; said so (n - i, masked) because GCC, inlining a call with known
+     * parameters, otherwise derives a trip count from the groups loop it cannot bound and stops
+     * the build with -Waggressive-loop-optimizations. */
+    {
+        const int32_t left = (n - i) & 3;
+        int32_t k;
+        for (k = 0; k < left; ++k, ++i) {
+            col[KILN_DSP_IL(e + i)] = src[i];
+        }
     }
 }
 

@@ -42,6 +42,10 @@ CONV = [
     ((1, 9, 8, 24), (6, 1, 1, 24), {}, {}),  # pointwise, 6 groups: a whole loop turn and a remainder
     ((1, 8, 9, 3), (7, 3, 3, 3), {"pads": (1, 1, 1, 1), "activation": "relu"}, {"in_zp": -5}),  # odd O, K = 27
     ((2, 6, 6, 20), (5, 1, 1, 20), {}, {"gain": 60.0}),  # batches, general requantization
+    # interleaved windows (in_c a multiple of 4) of a call GCC inlines with its constants when
+    # built alone: it once stopped the build with -Waggressive-loop-optimizations
+    ((1, 8, 8, 8), (8, 3, 3, 8), {"pads": (1, 1, 1, 1)}, {}),
+    ((1, 9, 9, 12), (12, 3, 3, 12), {"strides": (2, 2), "pads": (0, 0, 1, 1)}, {}),
 ]
 DEPTHWISE = [
     ((1, 6, 5, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1)}, {}),  # 3x3 fast path, padded
