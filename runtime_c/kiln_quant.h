@@ -1,11 +1,12 @@
 /*
  * kiln_quant.h - TFLite Micro's int8 kernel arithmetic for Kiln's generated code, in C99.
  *
- * Elementwise Add/Sub/Mul, Quantize/Dequantize, 256-entry lookup tables (Logistic, Tanh and
- * other unary int8 ops, tabulated at compile time by codegen/quant) and Softmax with
- * gemmlowp's fixed-point exp and reciprocal. Each function is the C mirror of a function in
- * codegen/quant/, which is bit-exact with TFLM's reference kernels; tests/quant keeps them
- * in step. Integer primitives live in kiln_fixedpoint.h. Only stdint.h; no libm.
+ * Elementwise Add/Sub/Mul/Div/SquaredDifference, Quantize/Dequantize, 256-entry lookup
+ * tables (Logistic, Tanh and other unary int8 ops, tabulated at compile time by
+ * codegen/quant) and Softmax with gemmlowp's fixed-point exp and reciprocal. Each function
+ * is the C mirror of a function in codegen/quant/, which is bit-exact with TFLM's reference
+ * kernels; tests/quant keeps them in step. Integer primitives live in kiln_fixedpoint.h.
+ * Only stdint.h; no libm.
  */
 #ifndef KILN_QUANT_H
 #define KILN_QUANT_H
@@ -206,20 +207,31 @@ static inline int16_t kiln_sub_s16(int16_t x1, int16_t x2, const kiln_add_params
     return (int16_t)kiln_add_sub_q(x1, x2, p, 1);
 }
 
-/* TFLM's int8 SquaredDifference (constants from codegen.quant.params.squared_difference_params):
- * Add's common scale, the difference squared in int32 (at most 2 * 255 << 7 before the
- * rescale, so the square fits), one rescale to the output. */
-static inline int8_t kiln_squared_difference_s8(int8_t x1, int8_t x2, const kiln_add_params *p)
+/* TFLM's int8 and int16 SquaredDifference (constants from
+ * codegen.quant.params.squared_difference_params): Add's common scale (left shift 7 for int8,
+ * 0 for int16), the difference squared in int32 (at most 2 * 255 << 7 for int8, 2^15 for
+ * int16 before the square, so it fits), one rescale to the output. */
+static inline int32_t kiln_squared_difference_q(int32_t x1, int32_t x2, const kiln_add_params *p)
 {
     const int ls = (int)p->left_shift;
-    const int32_t a = kiln_mbqm(kiln_shl_wrap_s32((int32_t)x1 + p->input1_offset, ls),
+    const int32_t a = kiln_mbqm(kiln_shl_wrap_s32(x1 + p->input1_offset, ls),
                                 p->input1_multiplier, (int)p->input1_shift);
-    const int32_t b = kiln_mbqm(kiln_shl_wrap_s32((int32_t)x2 + p->input2_offset, ls),
+    const int32_t b = kiln_mbqm(kiln_shl_wrap_s32(x2 + p->input2_offset, ls),
                                 p->input2_multiplier, (int)p->input2_shift);
     const int32_t diff = kiln_sub_wrap_s32(a, b);
     const int32_t out = kiln_add_wrap_s32(
         kiln_mbqm(diff * diff, p->output_multiplier, (int)p->output_shift), p->output_offset);
-    return (int8_t)kiln_clamp_s32(out, p->act_min, p->act_max);
+    return kiln_clamp_s32(out, p->act_min, p->act_max);
+}
+
+static inline int8_t kiln_squared_difference_s8(int8_t x1, int8_t x2, const kiln_add_params *p)
+{
+    return (int8_t)kiln_squared_difference_q(x1, x2, p);
+}
+
+static inline int16_t kiln_squared_difference_s16(int16_t x1, int16_t x2, const kiln_add_params *p)
+{
+    return (int16_t)kiln_squared_difference_q(x1, x2, p);
 }
 
 /* Constants of int8 Mul, from codegen.quant.mul_params (TFLM OpDataMul). */
@@ -246,6 +258,29 @@ static inline int8_t kiln_mul_s8(int8_t x1, int8_t x2, const kiln_mul_params *p)
 static inline int16_t kiln_mul_s16(int16_t x1, int16_t x2, const kiln_mul_params *p)
 {
     return (int16_t)kiln_mul_q(x1, x2, p);
+}
+
+/* TFLM's int8 Div (reference_ops DivElementwise; constants from codegen.quant.params.div_params,
+ * whose output_shift <= 22 keeps the final shift a right shift): the divisor made positive,
+ * its reciprocal, the dividend shifted by its headroom times it, one rescale. A zero divisor
+ * gives what TFLM's reference build gives (kiln_get_reciprocal of 0 is defined). */
+static inline int8_t kiln_div_s8(int8_t x1, int8_t x2, const kiln_mul_params *p)
+{
+    int32_t n = (int32_t)x1 + p->input1_offset;
+    int32_t d = (int32_t)x2 + p->input2_offset;
+    int recip_shift = 0;
+    int headroom;
+    int32_t inv, quotient, out;
+    if (d < 0) {
+        n = -n;
+        d = -d;
+    }
+    inv = kiln_get_reciprocal(d, 31, &recip_shift);
+    headroom = kiln_clrsb_s32(n);
+    quotient = kiln_srdhm(kiln_shl_wrap_s32(n, headroom), inv);
+    out = kiln_rdbpot_wide(kiln_srdhm(quotient, p->output_multiplier),
+                           headroom + recip_shift - (int)p->output_shift);
+    return (int8_t)kiln_clamp_s32(kiln_add_wrap_s32(out, p->output_offset), p->act_min, p->act_max);
 }
 
 /* ---- Quantize / Dequantize / lookup tables ---- */

@@ -7,6 +7,7 @@ drawn with a fixed seed, and every result line is compared with codegen.quant.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,6 +16,9 @@ import numpy as np
 import pytest
 
 from codegen import quant as q
+from codegen.errors import KilnError
+from codegen.quant.elementwise import div_int8, squared_difference_int8
+from codegen.quant.params import div_params, squared_difference_params
 from codegen.quant import fixedpoint as fp
 from codegen.quant import gemmlowp_math as gm
 from codegen.resources import RUNTIME_C
@@ -154,6 +158,40 @@ def test_elementwise(driver):
         for a in x1:
             cases.append((f"requant {a} {mult} {shift} {z1} {zo}",
                           str(q.requantize_int8(a, mult, shift, z1, zo))))
+    check(driver, cases)
+
+
+def _fields(p) -> str:
+    return " ".join(str(getattr(p, f.name)) for f in dataclasses.fields(p))
+
+
+def test_div_and_squared_difference(driver):
+    """int8 Div on random scales (fused clamps, zero divisors, the quotients whose final shift
+    passes 31 bits) and int8 / int16 SquaredDifference, including both int16 extremes."""
+    rng = np.random.default_rng(17)
+    acts = ["none", "relu", "relu6", "relu_n1_to_1"]
+    cases = []
+    for i in range(120):
+        s1, s2, so = (float(np.float32(10 ** rng.uniform(-3, 0.5))) for _ in range(3))
+        z1, z2, zo = (int(v) for v in rng.integers(-128, 128, 3))
+        x1, x2 = rng.integers(-128, 128, 40), rng.integers(-128, 128, 40)
+        x2[:4] = z2  # zero divisors
+        try:
+            d = div_params(s1, z1, s2, z2, so, zo, acts[i % 4])
+        except KilnError:
+            d = None
+        for a, b in zip(x1, x2):
+            if d is not None:
+                cases.append((f"div {_fields(d)} {a} {b}", str(div_int8(a, b, d))))
+        p8 = squared_difference_params(s1, z1, s2, z2, so, zo)
+        for a, b in zip(x1, x2):
+            cases.append((f"sqdiff8 {_fields(p8)} {a} {b}", str(squared_difference_int8(np.int8(a), np.int8(b), p8))))
+        p16 = squared_difference_params(s1 / 64, 0, s2 / 64, 0, so / 64, 0, "int16")
+        y1, y2 = rng.integers(-32768, 32768, 40), rng.integers(-32768, 32768, 40)
+        y1[:2], y2[:2] = (-32768, 32767), (32767, -32768)
+        for a, b in zip(y1, y2):
+            want = squared_difference_int8(np.int16(a), np.int16(b), p16)
+            cases.append((f"sqdiff16 {_fields(p16)} {a} {b}", str(want)))
     check(driver, cases)
 
 

@@ -5,8 +5,8 @@ counterpart: RSQRT = Reciprocal(Sqrt), FLOOR_DIV = Floor(Div)). Quantized operan
 converted only where Kiln computes what TFLite Micro computes bit for bit:
 MAXIMUM / MINIMUM / SELECT_V2 / comparisons move or compare the stored values, which is
 exact when every operand shares one quantization; int8 ABS, ELU, LEAKY_RELU, HARD_SWISH and RSQRT
-are TFLite Micro's formulas tabulated at import (lut.py); int8 SQUARED_DIFFERENCE, ADD_N and int8 / int16 PRELU have their kernels.
-The others (int8 DIV, the int16 ones) are refused with the reason.
+are TFLite Micro's formulas tabulated at import (lut.py); int8 DIV, int8 / int16 SQUARED_DIFFERENCE,
+ADD_N and int8 / int16 PRELU have their kernels. The others are refused with the reason.
 """
 
 from __future__ import annotations
@@ -116,6 +116,9 @@ def _prelu_quantized(ctx: OpContext) -> None:
 
 @converts("DIV", inputs=(2, 2))
 def div(ctx: OpContext) -> None:
+    if type_name(ctx) == "INT8":
+        ctx.emit("QuantizedDiv", [ctx.input(0), ctx.input(1)], activation=ctx.activation(ctx.options("DivOptions")))
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     only_types(ctx, ("FLOAT32", "INT32"))
     act = ctx.activation(ctx.options("DivOptions"))
@@ -140,7 +143,7 @@ def floor_mod(ctx: OpContext) -> None:
 
 @converts("SQUARED_DIFFERENCE", inputs=(2, 2))
 def squared_difference(ctx: OpContext) -> None:
-    if type_name(ctx) in ("INT8", "FLOAT32"):
+    if type_name(ctx) in ("INT8", "INT16", "FLOAT32"):
         ctx.emit("SquaredDifference", [ctx.input(0), ctx.input(1)])
         return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)

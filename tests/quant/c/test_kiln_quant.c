@@ -118,9 +118,10 @@ int main(void)
             run_softmax(8);
         } else if (strcmp(op, "softmax16") == 0) {
             run_softmax(16);
-        } else if (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0) {
+        } else if (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0 || strcmp(op, "sqdiff8") == 0
+                   || strcmp(op, "sqdiff16") == 0) {
             kiln_add_params p;
-            int8_t x1, x2;
+            long x1, x2;
             p.left_shift = next_s32();
             p.input1_offset = next_s32(); p.input1_multiplier = next_s32();
             p.input1_shift = next_s32();
@@ -129,10 +130,17 @@ int main(void)
             p.output_offset = next_s32(); p.output_multiplier = next_s32();
             p.output_shift = next_s32();
             p.act_min = next_s32(); p.act_max = next_s32();
-            x1 = (int8_t)next_long();
-            x2 = (int8_t)next_long();
-            printf("%d\n", op[0] == 'a' ? kiln_add_s8(x1, x2, &p) : kiln_sub_s8(x1, x2, &p));
-        } else if (strcmp(op, "mul") == 0) {
+            x1 = next_long();
+            x2 = next_long();
+            if (strcmp(op, "sqdiff16") == 0) {
+                printf("%d\n", kiln_squared_difference_s16((int16_t)x1, (int16_t)x2, &p));
+            } else if (strcmp(op, "sqdiff8") == 0) {
+                printf("%d\n", kiln_squared_difference_s8((int8_t)x1, (int8_t)x2, &p));
+            } else {
+                printf("%d\n", op[0] == 'a' ? kiln_add_s8((int8_t)x1, (int8_t)x2, &p)
+                                             : kiln_sub_s8((int8_t)x1, (int8_t)x2, &p));
+            }
+        } else if (strcmp(op, "mul") == 0 || strcmp(op, "div") == 0) {
             kiln_mul_params p;
             int8_t x1, x2;
             p.input1_offset = next_s32(); p.input2_offset = next_s32();
@@ -140,7 +148,7 @@ int main(void)
             p.output_shift = next_s32(); p.act_min = next_s32(); p.act_max = next_s32();
             x1 = (int8_t)next_long();
             x2 = (int8_t)next_long();
-            printf("%d\n", kiln_mul_s8(x1, x2, &p));
+            printf("%d\n", op[0] == 'm' ? kiln_mul_s8(x1, x2, &p) : kiln_div_s8(x1, x2, &p));
         } else if (strcmp(op, "quant") == 0) {
             const float x = next_f32();
             const float scale = next_f32();
