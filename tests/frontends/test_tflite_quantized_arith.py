@@ -1,7 +1,7 @@
 """TFLite builtins whose quantized kernels are TFLite Micro's own fixed-point arithmetic, from a
 .tflite file to the generated C, bit-exact with the TFLite Micro interpreter: int8 DIV, int16
-SQUARED_DIFFERENCE (the op-level tests are tests/ops/test_quantized_div.py and
-test_squared_difference.py), one of them on the emulated Cortex-M4."""
+SQUARED_DIFFERENCE, int8 LOG_SOFTMAX (the op-level tests are in tests/ops), each int8 one once on
+the emulated Cortex-M4."""
 
 from __future__ import annotations
 
@@ -38,5 +38,32 @@ def test_binary_in_c_matches_tflite_micro(tmp_path, op, sa, sb, dtype, qa, qb, q
 def test_div_int8_on_cortex_m4_bit_exact():
     case = Case("DIV", "int8", "m4", [t((2, 3, 8), "int8"), t((1, 3, 8), "int8", scale=0.02, zero_point=7)],
                 [t((2, 3, 8), "int8", scale=0.2, zero_point=-5)], {"fused_activation_function": "RELU"})
+    outcome = run_case(case, samples=2, target="cortex-m4")
+    assert outcome.status == "pass", outcome.reason
+
+
+# (shape, input scale, input zero point, output scale, output zero point) of a one-input op
+UNARY = {
+    "LOG_SOFTMAX": [((3, 37), 0.1, -3, 16 / 256, 127), ((2, 300), 0.02, 100, 16 / 256, 127)],
+}
+
+
+def _unary_model(op, shape, s_in, zp_in, s_out, zp_out) -> bytes:
+    return single_op_model(op, [TensorSpec(shape, "int8", s_in, zp_in)], [TensorSpec(shape, "int8", s_out, zp_out)])
+
+
+@pytest.mark.parametrize("op,spec", [(op, spec) for op, specs in UNARY.items() for spec in specs])
+def test_unary_in_c_matches_tflite_micro(tmp_path, op, spec):
+    (tmp_path / "m.tflite").write_bytes(_unary_model(op, *spec))
+    res = verify_model(tmp_path / "m.tflite", CompileOptions(load_target("host")), samples=4, seed=2)
+    assert res.reference == "tflite-micro"
+    assert all(o.ok and o.max_abs_error == 0 for o in res.outputs), res.outputs
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_on_cortex_m4_bit_exact(op):
+    shape, s_in, zp_in, s_out, zp_out = UNARY[op][0]
+    case = Case(op, "int8", "m4", [t(shape, "int8", scale=s_in, zero_point=zp_in)],
+                [t(shape, "int8", scale=s_out, zero_point=zp_out)])
     outcome = run_case(case, samples=2, target="cortex-m4")
     assert outcome.status == "pass", outcome.reason

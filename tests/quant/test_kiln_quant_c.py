@@ -18,6 +18,7 @@ import pytest
 from codegen import quant as q
 from codegen.errors import KilnError
 from codegen.quant.elementwise import div_int8, squared_difference_int8
+from codegen.quant.log_softmax import log_softmax_int8, log_softmax_params, log_x_ge_1
 from codegen.quant.params import div_params, squared_difference_params
 from codegen.quant import fixedpoint as fp
 from codegen.quant import gemmlowp_math as gm
@@ -130,6 +131,24 @@ def test_softmax_rows(driver):
     check(driver, cases)
 
 
+def test_log_softmax_rows(driver):
+    """kiln_log_softmax.h against codegen.quant.log_softmax: rows of every length up to 4096
+    (the sum's headroom), ties at the maximum, and the log alone over its whole input range."""
+    rng = np.random.default_rng(8)
+    cases = []
+    for _ in range(300):
+        scale = float(np.float32(10 ** rng.uniform(-3, 0.5)))
+        p = log_softmax_params(scale)
+        depth = int(rng.choice([1, 2, 3, 10, int(rng.integers(1, 400)), 4096]))
+        x = rng.integers(int(rng.integers(-128, 128)), 128, depth).astype(np.int8)
+        args = (f"{p.input_multiplier} {p.input_left_shift} {p.reverse_scaling_divisor} "
+                f"{p.reverse_scaling_right_shift} {p.diff_min} {x.size} " + " ".join(map(str, x)))
+        cases.append((f"logsoftmax {args}", " ".join(map(str, log_softmax_int8(x, p)))))
+    for z in np.concatenate([[1 << 19, (1 << 19) + 1, I32.max], rng.integers(1 << 19, I32.max, 3000)]):
+        cases.append((f"log {z}", str(log_x_ge_1(z))))
+    check(driver, cases)
+
+
 def test_elementwise(driver):
     rng = np.random.default_rng(11)
     acts = ["none", "relu", "relu6", "relu_n1_to_1"]
@@ -225,7 +244,7 @@ def test_headers_compile_for_cortex_m(tmp_path, cpu):
     if shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("arm-none-eabi-gcc not installed")
     src = tmp_path / "use.c"
-    src.write_text('#include "kiln_quant.h"\nint8_t f(int8_t x);\n'
+    src.write_text('#include "kiln_quant.h"\n#include "kiln_log_softmax.h"\nint8_t f(int8_t x);\n'
                    "int8_t f(int8_t x) { return kiln_requantize_s8(x, 1 << 30, 1, 0, 0); }\n")
     subprocess.run(["arm-none-eabi-gcc", f"-mcpu={cpu}", "-mthumb", "-O2", *STRICT,
                     f"-I{RUNTIME_C}", "-c", str(src), "-o", str(tmp_path / "use.o")],

@@ -6,7 +6,7 @@ converted only where Kiln computes what TFLite Micro computes bit for bit:
 MAXIMUM / MINIMUM / SELECT_V2 / comparisons move or compare the stored values, which is
 exact when every operand shares one quantization; int8 ABS, ELU, LEAKY_RELU, HARD_SWISH and RSQRT
 are TFLite Micro's formulas tabulated at import (lut.py); int8 DIV, int8 / int16 SQUARED_DIFFERENCE,
-ADD_N and int8 / int16 PRELU have their kernels. The others are refused with the reason.
+ADD_N, int8 LOG_SOFTMAX and int8 / int16 PRELU have their kernels. The others are refused with the reason.
 """
 
 from __future__ import annotations
@@ -276,7 +276,10 @@ def l2_normalization(ctx: OpContext) -> None:
 
 @converts("LOG_SOFTMAX")
 def log_softmax(ctx: OpContext) -> None:
-    """x - max - log(sum(exp(x - max))) over the last axis."""
+    """x - max - log(sum(exp(x - max))) over the last axis; int8 is TFLite Micro's kernel."""
+    if type_name(ctx) == "INT8":
+        ctx.emit("QuantizedLogSoftmax", [ctx.input(0)])
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     only_types(ctx, ("FLOAT32",))
     x = ctx.input(0)

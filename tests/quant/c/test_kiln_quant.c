@@ -1,5 +1,5 @@
 /*
- * Drives runtime_c/kiln_quant.h from stdin for tests/quant/test_kiln_quant_c.py.
+ * Drives runtime_c/kiln_quant.h (and kiln_log_softmax.h) from stdin for tests/quant/test_kiln_quant_c.py.
  *
  * Each input line is an operation name and its integer arguments; each produces one output
  * line of integers. Floats travel as their IEEE-754 bit patterns so no value is rounded in
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln_log_softmax.h"
 #include "kiln_quant.h"
 
 #define MAX_DEPTH 4096
@@ -53,6 +54,23 @@ static int32_t next_array_s8(int8_t *buf)
         buf[i] = (int8_t)next_long();
     }
     return n;
+}
+
+static void run_log_softmax(void)
+{
+    static int8_t in[MAX_DEPTH], out[MAX_DEPTH];
+    const int32_t multiplier = next_s32();
+    const int left_shift = next_int();
+    const int32_t reverse_divisor = next_s32();
+    const int reverse_right_shift = next_int();
+    const int32_t diff_min = next_s32();
+    const int32_t n = next_array_s8(in);
+    int32_t i;
+    kiln_log_softmax_row_s8(in, out, n, multiplier, left_shift, reverse_divisor, reverse_right_shift, diff_min);
+    for (i = 0; i < n; ++i) {
+        printf(i ? " %ld" : "%ld", (long)out[i]);
+    }
+    printf("\n");
 }
 
 static void run_softmax(int out_bits)
@@ -118,6 +136,10 @@ int main(void)
             run_softmax(8);
         } else if (strcmp(op, "softmax16") == 0) {
             run_softmax(16);
+        } else if (strcmp(op, "logsoftmax") == 0) {
+            run_log_softmax();
+        } else if (strcmp(op, "log") == 0) {
+            printf("%ld\n", (long)kiln_log_q12_to_q5(next_s32()));
         } else if (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0 || strcmp(op, "sqdiff8") == 0
                    || strcmp(op, "sqdiff16") == 0) {
             kiln_add_params p;
