@@ -1,6 +1,6 @@
 """TFLite builtins whose quantized kernels are TFLite Micro's own fixed-point arithmetic, from a
 .tflite file to the generated C, bit-exact with the TFLite Micro interpreter: int8 DIV, int16
-SQUARED_DIFFERENCE, int8 LOG_SOFTMAX (the op-level tests are in tests/ops), each int8 one once on
+SQUARED_DIFFERENCE, int8 LOG_SOFTMAX and L2_NORMALIZATION (the op-level tests are in tests/ops), each int8 one once on
 the emulated Cortex-M4."""
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ def test_div_int8_on_cortex_m4_bit_exact():
 # (shape, input scale, input zero point, output scale, output zero point) of a one-input op
 UNARY = {
     "LOG_SOFTMAX": [((3, 37), 0.1, -3, 16 / 256, 127), ((2, 300), 0.02, 100, 16 / 256, 127)],
+    "L2_NORMALIZATION": [((2, 3, 16), 0.05, -3, 1 / 128, 0), ((4, 9), 0.2, 127, 0.05, 10)],
 }
 
 

@@ -18,6 +18,8 @@ import pytest
 from codegen import quant as q
 from codegen.errors import KilnError
 from codegen.quant.elementwise import div_int8, squared_difference_int8
+from codegen.quant.gemmlowp_math import inv_sqrt_quantized_multiplier_exp
+from codegen.quant.l2_normalization import l2_normalization_int8
 from codegen.quant.log_softmax import log_softmax_int8, log_softmax_params, log_x_ge_1
 from codegen.quant.params import div_params, squared_difference_params
 from codegen.quant import fixedpoint as fp
@@ -149,6 +151,25 @@ def test_log_softmax_rows(driver):
     check(driver, cases)
 
 
+def test_l2_normalization_rows(driver):
+    """kiln_l2norm.h against codegen.quant.l2_normalization: rows of every length up to 4096,
+    all at the zero point (a zero sum), and the inverse square root over the int32 range."""
+    rng = np.random.default_rng(9)
+    cases = []
+    for _ in range(300):
+        zp = int(rng.integers(-128, 128))
+        depth = int(rng.choice([1, 2, 3, 10, int(rng.integers(1, 400)), 4096]))
+        x = rng.integers(int(rng.integers(-128, 128)), 128, depth).astype(np.int8)
+        if rng.random() < 0.05:
+            x[:] = zp
+        args = f"{zp} {x.size} " + " ".join(map(str, x))
+        cases.append((f"l2norm {args}", " ".join(map(str, l2_normalization_int8(x, zp)))))
+    for v in np.concatenate([[-5, 0, 1, 2, 3, 4, (1 << 29) - 1, 1 << 29, I32.max], rng.integers(2, I32.max, 2000)]):
+        m, sh = inv_sqrt_quantized_multiplier_exp(v)
+        cases.append((f"invsqrt {v}", f"{m} {sh}"))
+    check(driver, cases)
+
+
 def test_elementwise(driver):
     rng = np.random.default_rng(11)
     acts = ["none", "relu", "relu6", "relu_n1_to_1"]
@@ -244,7 +265,7 @@ def test_headers_compile_for_cortex_m(tmp_path, cpu):
     if shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("arm-none-eabi-gcc not installed")
     src = tmp_path / "use.c"
-    src.write_text('#include "kiln_quant.h"\n#include "kiln_log_softmax.h"\nint8_t f(int8_t x);\n'
+    src.write_text('#include "kiln_quant.h"\n#include "kiln_log_softmax.h"\n#include "kiln_l2norm.h"\nint8_t f(int8_t x);\n'
                    "int8_t f(int8_t x) { return kiln_requantize_s8(x, 1 << 30, 1, 0, 0); }\n")
     subprocess.run(["arm-none-eabi-gcc", f"-mcpu={cpu}", "-mthumb", "-O2", *STRICT,
                     f"-I{RUNTIME_C}", "-c", str(src), "-o", str(tmp_path / "use.o")],

@@ -1,5 +1,5 @@
 /*
- * Drives runtime_c/kiln_quant.h (and kiln_log_softmax.h) from stdin for tests/quant/test_kiln_quant_c.py.
+ * Drives runtime_c/kiln_quant.h (and kiln_log_softmax.h, kiln_l2norm.h) from stdin for tests/quant/test_kiln_quant_c.py.
  *
  * Each input line is an operation name and its integer arguments; each produces one output
  * line of integers. Floats travel as their IEEE-754 bit patterns so no value is rounded in
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln_l2norm.h"
 #include "kiln_log_softmax.h"
 #include "kiln_quant.h"
 
@@ -67,6 +68,19 @@ static void run_log_softmax(void)
     const int32_t n = next_array_s8(in);
     int32_t i;
     kiln_log_softmax_row_s8(in, out, n, multiplier, left_shift, reverse_divisor, reverse_right_shift, diff_min);
+    for (i = 0; i < n; ++i) {
+        printf(i ? " %ld" : "%ld", (long)out[i]);
+    }
+    printf("\n");
+}
+
+static void run_l2norm(void)
+{
+    static int8_t in[MAX_DEPTH], out[MAX_DEPTH];
+    const int32_t zp = next_s32();
+    const int32_t n = next_array_s8(in);
+    int32_t i;
+    kiln_l2norm_row_s8(in, out, n, zp);
     for (i = 0; i < n; ++i) {
         printf(i ? " %ld" : "%ld", (long)out[i]);
     }
@@ -136,6 +150,12 @@ int main(void)
             run_softmax(8);
         } else if (strcmp(op, "softmax16") == 0) {
             run_softmax(16);
+        } else if (strcmp(op, "l2norm") == 0) {
+            run_l2norm();
+        } else if (strcmp(op, "invsqrt") == 0) {
+            int shift = 0;
+            const int32_t m = kiln_inv_sqrt_multiplier(next_s32(), &shift);
+            printf("%ld %d\n", (long)m, shift);
         } else if (strcmp(op, "logsoftmax") == 0) {
             run_log_softmax();
         } else if (strcmp(op, "log") == 0) {
