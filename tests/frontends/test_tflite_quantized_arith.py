@@ -1,6 +1,6 @@
 """TFLite builtins whose quantized kernels are TFLite Micro's own fixed-point arithmetic, from a
 .tflite file to the generated C, bit-exact with the TFLite Micro interpreter: int8 DIV, int16
-SQUARED_DIFFERENCE, int8 LOG_SOFTMAX and L2_NORMALIZATION (the op-level tests are in tests/ops), each int8 one once on
+SQUARED_DIFFERENCE, int8 LOG_SOFTMAX, L2_NORMALIZATION and CUMSUM (the op-level tests are in tests/ops), each int8 one once on
 the emulated Cortex-M4."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from codegen.options import CompileOptions
 from codegen.targets import load_target
 from codegen.verify.run import verify_model
-from tflite_cases import Case, run_case, t
+from tflite_cases import Case, i32, run_case, t
 from tflite_models import TensorSpec, single_op_model
 
 # (a shape, b shape, dtype, (a scale, zp), (b scale, zp), (out scale, zp), fused activation)
@@ -67,4 +67,12 @@ def test_unary_on_cortex_m4_bit_exact(op):
     case = Case(op, "int8", "m4", [t(shape, "int8", scale=s_in, zero_point=zp_in)],
                 [t(shape, "int8", scale=s_out, zero_point=zp_out)])
     outcome = run_case(case, samples=2, target="cortex-m4")
+    assert outcome.status == "pass", outcome.reason
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m4"])
+def test_cumsum_int8_exclusive_reverse_matches_tflite_micro(target):
+    case = Case("CUMSUM", "int8", "ex1_rev1_rescaled", [t((3, 9, 4), "int8", scale=0.02, zero_point=60), i32(-2)],
+                [t((3, 9, 4), "int8", scale=0.1, zero_point=-20)], {"exclusive": True, "reverse": True})
+    outcome = run_case(case, samples=2, target=target)
     assert outcome.status == "pass", outcome.reason
