@@ -64,20 +64,10 @@ static inline void kiln_log_softmax_row_s8(const int8_t *in, int8_t *out, int32_
                                            int32_t diff_min)
 {
     int32_t max_in = -128;
-    int32_t sum_of_exps = 0;
+    const int32_t sum_of_exps = kiln_softmax_sum_of_exps(in, depth, input_multiplier, input_left_shift,
+                                                         diff_min, &max_in);
     int32_t log_sum, reverse, adjusted_diff_min;
     int32_t c;
-    for (c = 0; c < depth; ++c) {
-        max_in = (in[c] > max_in) ? in[c] : max_in;
-    }
-    for (c = 0; c < depth; ++c) {
-        const int32_t diff = (int32_t)in[c] - max_in;
-        if (diff >= diff_min) {
-            const int32_t e = kiln_exp_on_negative_values(
-                kiln_mbqm(diff, input_multiplier, input_left_shift), 5);
-            sum_of_exps = kiln_add_wrap_s32(sum_of_exps, kiln_rdbpot(e, 12));
-        }
-    }
     log_sum = kiln_log_q12_to_q5(sum_of_exps);
     reverse = kiln_mbqm(kiln_add_wrap_s32(log_sum, KILN_INT32_MIN), reverse_divisor, -reverse_right_shift);
     adjusted_diff_min = (diff_min - 1 > reverse) ? diff_min - 1 : reverse;

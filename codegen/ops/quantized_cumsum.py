@@ -8,8 +8,7 @@ offset, one rescale to the output. `exclusive` and `reverse` as CumSum's.
 
 from __future__ import annotations
 
-from codegen.errors import KilnError
-from codegen.ops.common import quant_of, require_dtypes
+from codegen.ops.common import naming, per_tensor_quants, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.request import KernelRequest
 from codegen.ops.softmax import normalized_axis, row_geometry
@@ -17,14 +16,9 @@ from codegen.quant.cumsum import CumSumParams, cumsum_int8, cumsum_params
 
 
 def _params(node, g) -> CumSumParams:
-    qi, qo = quant_of(g, node.inputs[0], node), quant_of(g, node.outputs[0], node)
-    if qi.per_channel or qo.per_channel:
-        raise KilnError("QuantizedCumSum needs per-tensor quantization", node=node.name)
-    try:
+    qi, qo = per_tensor_quants(node, g)
+    with naming(node):
         return cumsum_params(qi.s, qi.zp, qo.s, qo.zp)
-    except KilnError as err:
-        err.node = err.node or node.name
-        raise
 
 
 @register

@@ -11,17 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.ops.common import quant_of, require_dtypes
+from codegen.ops.common import per_tensor_quants, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.request import KernelRequest
 from codegen.quant.l2_normalization import l2_normalization_int8
 
 
 def _input_zp(node, g) -> int:
-    q = quant_of(g, node.inputs[0], node)
-    if q.per_channel:
-        raise KilnError("QuantizedL2Normalization needs per-tensor input quantization", node=node.name)
-    return int(q.zp)
+    return int(per_tensor_quants(node, g)[0].zp)
 
 
 @register

@@ -12,7 +12,7 @@ import numpy as np
 
 from codegen.errors import KilnError
 from codegen.ir.graph import Graph, Node
-from codegen.ops.common import quant_of, require_dtypes
+from codegen.ops.common import naming, per_tensor_quants, require_dtypes
 from codegen.ops.registry import Op, OpKind, register
 from codegen.ops.request import KernelRequest
 from codegen.quant.log_softmax import (OUTPUT_SCALE, OUTPUT_ZERO_POINT, LogSoftmaxParams, log_softmax_int8,
@@ -20,17 +20,12 @@ from codegen.quant.log_softmax import (OUTPUT_SCALE, OUTPUT_ZERO_POINT, LogSoftm
 
 
 def _params(node: Node, g: Graph) -> LogSoftmaxParams:
-    qi, qo = quant_of(g, node.inputs[0], node), quant_of(g, node.outputs[0], node)
-    if qi.per_channel or qo.per_channel:
-        raise KilnError("QuantizedLogSoftmax needs per-tensor quantization", node=node.name)
+    qi, qo = per_tensor_quants(node, g)
     if np.float32(qo.s) != np.float32(OUTPUT_SCALE) or qo.zp != OUTPUT_ZERO_POINT:
         raise KilnError(f"QuantizedLogSoftmax output must be quantized with scale 16/256 and zero point 127 "
                         f"(TFLM's), not {qo.s!r} and {qo.zp}", node=node.name)
-    try:
+    with naming(node):
         return log_softmax_params(qi.s)
-    except KilnError as err:
-        err.node = err.node or node.name
-        raise
 
 
 @register

@@ -95,6 +95,30 @@ static inline int32_t kiln_get_reciprocal(int32_t x, int x_integer_digits,
 
 /* ---- Softmax (TFLM reference_ops::Softmax, int8 input) ---- */
 
+/* The row maximum (*max_in) and the sum of exp(x - max) over the row in Q12.19, the terms
+ * below diff_min left out: TFLM's int8 Softmax and LogSoftmax loops (exp of the difference
+ * scaled to Q5.26). */
+static inline int32_t kiln_softmax_sum_of_exps(const int8_t *in, int32_t depth, int32_t input_multiplier,
+                                               int input_left_shift, int32_t diff_min, int32_t *max_in)
+{
+    int32_t max_v = -128;
+    int32_t sum = 0;
+    int32_t c;
+    for (c = 0; c < depth; ++c) {
+        max_v = (in[c] > max_v) ? in[c] : max_v;
+    }
+    for (c = 0; c < depth; ++c) {
+        const int32_t diff = (int32_t)in[c] - max_v;
+        if (diff >= diff_min) {
+            const int32_t e = kiln_exp_on_negative_values(
+                kiln_mbqm(diff, input_multiplier, input_left_shift), 5);
+            sum = kiln_add_wrap_s32(sum, kiln_rdbpot(e, 12));
+        }
+    }
+    *max_in = max_v;
+    return sum;
+}
+
 /* One row of int8 softmax: exp of (x - max) scaled to Q5.26, summed in Q12.19, times the
  * reciprocal of the sum. input_multiplier / input_left_shift / diff_min come from
  * codegen.quant.softmax_params. out_bits is 8 (int8 out, zero point -128) or 16 (int16
@@ -107,22 +131,12 @@ static inline void kiln_softmax_row_s8_impl(const int8_t *in, int32_t depth,
     const int32_t out_min = (out_bits == 8) ? -128 : -32768;
     const int32_t out_max = -out_min - 1;
     int32_t max_in = -128;
-    int32_t sum_of_exps = 0;
+    const int32_t sum_of_exps = kiln_softmax_sum_of_exps(in, depth, input_multiplier, input_left_shift,
+                                                         diff_min, &max_in);
     int32_t recip;
     int num_bits_over_unit = 0;
     int exponent;
     int32_t c;
-    for (c = 0; c < depth; ++c) {
-        max_in = (in[c] > max_in) ? in[c] : max_in;
-    }
-    for (c = 0; c < depth; ++c) {
-        const int32_t diff = (int32_t)in[c] - max_in;
-        if (diff >= diff_min) {
-            const int32_t e = kiln_exp_on_negative_values(
-                kiln_mbqm(diff, input_multiplier, input_left_shift), 5);
-            sum_of_exps = kiln_add_wrap_s32(sum_of_exps, kiln_rdbpot(e, 12));
-        }
-    }
     recip = kiln_get_reciprocal(sum_of_exps, 12, &num_bits_over_unit);
     exponent = num_bits_over_unit + 31 - out_bits;
     /* TFLM aborts outside [0, 31] (rows of >= ~512 near-equal maxima); stay defined. */
