@@ -167,6 +167,23 @@ static inline int kiln_clz_u32(uint32_t x)
     return n;
 }
 
+/* TFLM CountLeadingSignBits for int32: the redundant sign bits of x (31 for 0 and -1). */
+static inline int kiln_clrsb_s32(int32_t x)
+{
+    return kiln_clz_u32((x >= 0) ? (uint32_t)x : (uint32_t)~x) - 1;
+}
+
+/* kiln_rdbpot for exponents that may exceed 31 (TFLM's int8 DIV on tiny quotients). There
+ * gemmlowp's C++ is undefined; the TFLite Micro reference build computes the x86-64 reading
+ * (mask -1, shift count modulo 32), which Kiln reproduces to stay bit-exact with it. */
+static inline int32_t kiln_rdbpot_wide(int32_t x, int exponent)
+{
+    if (exponent <= 31) {
+        return kiln_rdbpot(x, exponent);
+    }
+    return kiln_add_wrap_s32(kiln_asr_s32(x, exponent & 31), (x >= 0) ? 1 : 0);
+}
+
 /* TFLM int8 AveragePool: a window sum divided by its element count, rounded half away
  * from zero (count > 0). */
 static inline int32_t kiln_rounding_avg_s32(int32_t acc, int32_t count)

@@ -1,11 +1,12 @@
 /*
  * kiln_quant.h - TFLite Micro's int8 kernel arithmetic for Kiln's generated code, in C99.
  *
- * Elementwise Add/Sub/Mul, Quantize/Dequantize, 256-entry lookup tables (Logistic, Tanh and
- * other unary int8 ops, tabulated at compile time by codegen/quant) and Softmax with
- * gemmlowp's fixed-point exp and reciprocal. Each function is the C mirror of a function in
- * codegen/quant/, which is bit-exact with TFLM's reference kernels; tests/quant keeps them
- * in step. Integer primitives live in kiln_fixedpoint.h. Only stdint.h; no libm.
+ * Elementwise Add/Sub/Mul/Div/SquaredDifference, Quantize/Dequantize, 256-entry lookup
+ * tables (Logistic, Tanh and other unary int8 ops, tabulated at compile time by
+ * codegen/quant) and Softmax with gemmlowp's fixed-point exp and reciprocal. Each function
+ * is the C mirror of a function in codegen/quant/, which is bit-exact with TFLM's reference
+ * kernels; tests/quant keeps them in step. Integer primitives live in kiln_fixedpoint.h.
+ * Only stdint.h; no libm.
  */
 #ifndef KILN_QUANT_H
 #define KILN_QUANT_H
@@ -94,6 +95,30 @@ static inline int32_t kiln_get_reciprocal(int32_t x, int x_integer_digits,
 
 /* ---- Softmax (TFLM reference_ops::Softmax, int8 input) ---- */
 
+/* The row maximum (*max_in) and the sum of exp(x - max) over the row in Q12.19, the terms
+ * below diff_min left out: TFLM's int8 Softmax and LogSoftmax loops (exp of the difference
+ * scaled to Q5.26). */
+static inline int32_t kiln_softmax_sum_of_exps(const int8_t *in, int32_t depth, int32_t input_multiplier,
+                                               int input_left_shift, int32_t diff_min, int32_t *max_in)
+{
+    int32_t max_v = -128;
+    int32_t sum = 0;
+    int32_t c;
+    for (c = 0; c < depth; ++c) {
+        max_v = (in[c] > max_v) ? in[c] : max_v;
+    }
+    for (c = 0; c < depth; ++c) {
+        const int32_t diff = (int32_t)in[c] - max_v;
+        if (diff >= diff_min) {
+            const int32_t e = kiln_exp_on_negative_values(
+                kiln_mbqm(diff, input_multiplier, input_left_shift), 5);
+            sum = kiln_add_wrap_s32(sum, kiln_rdbpot(e, 12));
+        }
+    }
+    *max_in = max_v;
+    return sum;
+}
+
 /* One row of int8 softmax: exp of (x - max) scaled to Q5.26, summed in Q12.19, times the
  * reciprocal of the sum. input_multiplier / input_left_shift / diff_min come from
  * codegen.quant.softmax_params. out_bits is 8 (int8 out, zero point -128) or 16 (int16
@@ -106,22 +131,12 @@ static inline void kiln_softmax_row_s8_impl(const int8_t *in, int32_t depth,
     const int32_t out_min = (out_bits == 8) ? -128 : -32768;
     const int32_t out_max = -out_min - 1;
     int32_t max_in = -128;
-    int32_t sum_of_exps = 0;
+    const int32_t sum_of_exps = kiln_softmax_sum_of_exps(in, depth, input_multiplier, input_left_shift,
+                                                         diff_min, &max_in);
     int32_t recip;
     int num_bits_over_unit = 0;
     int exponent;
     int32_t c;
-    for (c = 0; c < depth; ++c) {
-        max_in = (in[c] > max_in) ? in[c] : max_in;
-    }
-    for (c = 0; c < depth; ++c) {
-        const int32_t diff = (int32_t)in[c] - max_in;
-        if (diff >= diff_min) {
-            const int32_t e = kiln_exp_on_negative_values(
-                kiln_mbqm(diff, input_multiplier, input_left_shift), 5);
-            sum_of_exps = kiln_add_wrap_s32(sum_of_exps, kiln_rdbpot(e, 12));
-        }
-    }
     recip = kiln_get_reciprocal(sum_of_exps, 12, &num_bits_over_unit);
     exponent = num_bits_over_unit + 31 - out_bits;
     /* TFLM aborts outside [0, 31] (rows of >= ~512 near-equal maxima); stay defined. */
@@ -206,20 +221,31 @@ static inline int16_t kiln_sub_s16(int16_t x1, int16_t x2, const kiln_add_params
     return (int16_t)kiln_add_sub_q(x1, x2, p, 1);
 }
 
-/* TFLM's int8 SquaredDifference (constants from codegen.quant.params.squared_difference_params):
- * Add's common scale, the difference squared in int32 (at most 2 * 255 << 7 before the
- * rescale, so the square fits), one rescale to the output. */
-static inline int8_t kiln_squared_difference_s8(int8_t x1, int8_t x2, const kiln_add_params *p)
+/* TFLM's int8 and int16 SquaredDifference (constants from
+ * codegen.quant.params.squared_difference_params): Add's common scale (left shift 7 for int8,
+ * 0 for int16), the difference squared in int32 (at most 2 * 255 << 7 for int8, 2^15 for
+ * int16 before the square, so it fits), one rescale to the output. */
+static inline int32_t kiln_squared_difference_q(int32_t x1, int32_t x2, const kiln_add_params *p)
 {
     const int ls = (int)p->left_shift;
-    const int32_t a = kiln_mbqm(kiln_shl_wrap_s32((int32_t)x1 + p->input1_offset, ls),
+    const int32_t a = kiln_mbqm(kiln_shl_wrap_s32(x1 + p->input1_offset, ls),
                                 p->input1_multiplier, (int)p->input1_shift);
-    const int32_t b = kiln_mbqm(kiln_shl_wrap_s32((int32_t)x2 + p->input2_offset, ls),
+    const int32_t b = kiln_mbqm(kiln_shl_wrap_s32(x2 + p->input2_offset, ls),
                                 p->input2_multiplier, (int)p->input2_shift);
     const int32_t diff = kiln_sub_wrap_s32(a, b);
     const int32_t out = kiln_add_wrap_s32(
         kiln_mbqm(diff * diff, p->output_multiplier, (int)p->output_shift), p->output_offset);
-    return (int8_t)kiln_clamp_s32(out, p->act_min, p->act_max);
+    return kiln_clamp_s32(out, p->act_min, p->act_max);
+}
+
+static inline int8_t kiln_squared_difference_s8(int8_t x1, int8_t x2, const kiln_add_params *p)
+{
+    return (int8_t)kiln_squared_difference_q(x1, x2, p);
+}
+
+static inline int16_t kiln_squared_difference_s16(int16_t x1, int16_t x2, const kiln_add_params *p)
+{
+    return (int16_t)kiln_squared_difference_q(x1, x2, p);
 }
 
 /* Constants of int8 Mul, from codegen.quant.mul_params (TFLM OpDataMul). */
@@ -246,6 +272,29 @@ static inline int8_t kiln_mul_s8(int8_t x1, int8_t x2, const kiln_mul_params *p)
 static inline int16_t kiln_mul_s16(int16_t x1, int16_t x2, const kiln_mul_params *p)
 {
     return (int16_t)kiln_mul_q(x1, x2, p);
+}
+
+/* TFLM's int8 Div (reference_ops DivElementwise; constants from codegen.quant.params.div_params,
+ * whose output_shift <= 22 keeps the final shift a right shift): the divisor made positive,
+ * its reciprocal, the dividend shifted by its headroom times it, one rescale. A zero divisor
+ * gives what TFLM's reference build gives (kiln_get_reciprocal of 0 is defined). */
+static inline int8_t kiln_div_s8(int8_t x1, int8_t x2, const kiln_mul_params *p)
+{
+    int32_t n = (int32_t)x1 + p->input1_offset;
+    int32_t d = (int32_t)x2 + p->input2_offset;
+    int recip_shift = 0;
+    int headroom;
+    int32_t inv, quotient, out;
+    if (d < 0) {
+        n = -n;
+        d = -d;
+    }
+    inv = kiln_get_reciprocal(d, 31, &recip_shift);
+    headroom = kiln_clrsb_s32(n);
+    quotient = kiln_srdhm(kiln_shl_wrap_s32(n, headroom), inv);
+    out = kiln_rdbpot_wide(kiln_srdhm(quotient, p->output_multiplier),
+                           headroom + recip_shift - (int)p->output_shift);
+    return (int8_t)kiln_clamp_s32(kiln_add_wrap_s32(out, p->output_offset), p->act_min, p->act_max);
 }
 
 /* ---- Quantize / Dequantize / lookup tables ---- */

@@ -60,10 +60,11 @@ class BinaryOp(Op):
 
     @classmethod
     def check_int8(cls, node: Node, g: Graph) -> None:
-        """Every tensor per-tensor quantized with a zero point of its type (0 for an int16 Mul,
-        as TFLM's Prepare requires); TFLM accepts the scales."""
+        """Every tensor per-tensor quantized with a zero point of its type (0 for an int16 Mul or
+        SquaredDifference, as TFLM's Prepare requires); TFLM accepts the scales."""
         dtype = g.values[node.inputs[0]].dtype
-        lo, hi = (0, 0) if dtype == "int16" and cls.kernel_stem == "mul" else QUANTIZED_RANGE[dtype]
+        zero_only = dtype == "int16" and cls.kernel_stem in ("mul", "squared_difference")
+        lo, hi = (0, 0) if zero_only else QUANTIZED_RANGE[dtype]
         for name in (*node.inputs, node.outputs[0]):
             q = quant_of(g, name, node)
             if q.per_channel:

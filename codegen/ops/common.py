@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -82,6 +83,25 @@ def quant_of(g: Graph, name: str, node: Node) -> Quant:
     if q is None:
         raise KilnError(f"int8 tensor '{name}' has no quantization parameters", node=node.name)
     return q
+
+
+def per_tensor_quants(node: Node, g: Graph) -> tuple[Quant, Quant]:
+    """The per-tensor quantization of the node's first input and its output (TFLM's unary
+    integer kernels take no other)."""
+    qi, qo = (quant_of(g, name, node) for name in (node.inputs[0], node.outputs[0]))
+    if qi.per_channel or qo.per_channel:
+        raise KilnError(f"{node.op} needs per-tensor quantization", node=node.name)
+    return qi, qo
+
+
+@contextmanager
+def naming(node: Node) -> Iterator[None]:
+    """Errors raised inside (codegen.quant's, which know no node) name this node."""
+    try:
+        yield
+    except KilnError as err:
+        err.node = err.node or node.name
+        raise
 
 
 def is_int8(v: Value | None) -> bool:

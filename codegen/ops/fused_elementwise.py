@@ -38,7 +38,7 @@ from codegen.quant import unary_lut_int8
 
 # int8 binary per-element functions and their constants' C type, by BinaryOp.kernel_stem.
 INT8_BINARY = {"add": "kiln_add_params", "sub": "kiln_add_params", "mul": "kiln_mul_params",
-               "squared_difference": "kiln_add_params"}
+               "squared_difference": "kiln_add_params", "div": "kiln_mul_params"}
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,4 +1,5 @@
-"""int8 elementwise kernels of TFLM, bit-exact: Add, Sub, Mul, Quantize, Requantize, Dequantize.
+"""int8 elementwise kernels of TFLM, bit-exact: Add, Sub, Mul, Div, SquaredDifference, Quantize, Requantize,
+Dequantize.
 
 Inputs broadcast with numpy rules (TFLM's broadcasting Add/Sub/Mul apply the same per-element
 function, so the result does not depend on how the broadcast is walked). Parameters come from
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
+from .fixedpoint import (clamp, count_leading_sign_bits, multiply_by_quantized_multiplier, rounding_divide_by_pot_wide,
+                         saturating_rounding_doubling_high_mul, wrap_int32)
+from .gemmlowp_math import get_reciprocal
 from .params import AddSubParams, MulParams
 
 
@@ -48,13 +51,13 @@ def sub_int8(x1, x2, params: AddSubParams) -> np.ndarray:
 
 
 def squared_difference_int8(x1, x2, params: AddSubParams) -> np.ndarray:
-    """TFLM's int8 SquaredDifference: Add's common scale (7 bits of headroom), the difference
-    squared in int32, rescaled to the output."""
+    """TFLM's int8 and int16 SquaredDifference: Add's common scale (7 bits of headroom for int8,
+    none for int16), the difference squared in int32, rescaled to the output."""
     a, b = _common_scale(x1, x2, params)
     diff = wrap_int32(a - b).astype(np.int64)
     out = multiply_by_quantized_multiplier(wrap_int32(diff * diff), params.output_multiplier, params.output_shift)
     return clamp(out.astype(np.int64) + params.output_offset, params.activation_min,
-                 params.activation_max).astype(np.int8)
+                 params.activation_max).astype(_stored(x1))
 
 
 def mul_int8(x1, x2, params: MulParams) -> np.ndarray:
@@ -64,6 +67,23 @@ def mul_int8(x1, x2, params: MulParams) -> np.ndarray:
     out = multiply_by_quantized_multiplier(prod, params.output_multiplier, params.output_shift)
     return clamp(out.astype(np.int64) + params.output_offset, params.activation_min,
                  params.activation_max).astype(_stored(x1))
+
+
+def div_int8(x1, x2, params: MulParams) -> np.ndarray:
+    """reference_ops DivElementwise for int8: the divisor made positive (both signs flipped),
+    its reciprocal from GetReciprocal, the dividend shifted by its headroom and multiplied by
+    it, then one rescale whose right shift may pass 31 bits for tiny quotients
+    (rounding_divide_by_pot_wide). A zero divisor gives what the reference build gives."""
+    n = np.asarray(x1, dtype=np.int64) + params.input1_offset
+    d = np.asarray(x2, dtype=np.int64) + params.input2_offset
+    n, d = np.where(d < 0, -n, n), np.abs(d)
+    inv, recip_shift = get_reciprocal(d, 31)
+    headroom = count_leading_sign_bits(n).astype(np.int64)
+    quotient = saturating_rounding_doubling_high_mul(wrap_int32(n << headroom), inv)
+    right = headroom + recip_shift - params.output_shift  # >= 0 (params.MAX_DIV_SHIFT)
+    out = rounding_divide_by_pot_wide(saturating_rounding_doubling_high_mul(quotient, params.output_multiplier), right)
+    return clamp(out.astype(np.int64) + params.output_offset, params.activation_min,
+                 params.activation_max).astype(np.int8)
 
 
 def round_half_away_f32(v) -> np.ndarray:

@@ -71,6 +71,18 @@ def rounding_divide_by_pot(x, exponent) -> np.ndarray:
     return ((x >> e) + (remainder > threshold)).astype(np.int32)
 
 
+def rounding_divide_by_pot_wide(x, exponent) -> np.ndarray:
+    """RoundingDivideByPOT for exponents that may exceed 31, as TFLM's int8 DIV reaches them
+    (tiny quotients). Above 31 gemmlowp's code is undefined in C++; what the `tflite-micro`
+    reference build computes there (measured on every int8 operand pair) is the x86-64
+    reading: the mask `(1ll << e) - 1` truncated to int32 is -1 and the shift count is taken
+    modulo 32, giving (x >> (e % 32)) + (x >= 0)."""
+    x, e = np.broadcast_arrays(_i64(x), _i64(exponent))
+    small = np.minimum(e, 31)
+    wide = (x >> (e & 31)) + (x >= 0)
+    return np.where(e > 31, wide, rounding_divide_by_pot(x, small)).astype(np.int32)
+
+
 def saturating_left_shift(x, exponent: int) -> np.ndarray:
     """gemmlowp SaturatingRoundingMultiplyByPOT for a positive exponent: x * 2**exponent,
     saturated to the int32 range (exactly as gemmlowp's threshold test does it)."""
@@ -142,6 +154,12 @@ def count_leading_zeros_u32(x) -> np.ndarray:
         n = np.where(small, n + bits, n)
         u = np.where(small, u << bits, u)
     return np.where(_i64(x) & 0xFFFFFFFF == 0, 32, n).astype(np.int32)
+
+
+def count_leading_sign_bits(x) -> np.ndarray:
+    """TFLM CountLeadingSignBits for int32: the redundant sign bits (31 for 0 and -1)."""
+    x = _i64(x)
+    return (count_leading_zeros_u32(np.where(x >= 0, x, ~x)).astype(np.int64) - 1).astype(np.int32)
 
 
 def rounding_average(acc, count) -> np.ndarray:

@@ -148,18 +148,21 @@ def add_sub_params(op: str, input1_scale: float, input1_zero_point: int, input2_
 
 
 def squared_difference_params(input1_scale: float, input1_zero_point: int, input2_scale: float,
-                              input2_zero_point: int, output_scale: float, output_zero_point: int) -> AddSubParams:
-    """TFLM SquaredDifferencePrepare for int8 (PrepareQuantized, left shift 7): Add's common
-    input scale, then (twice the larger scale)**2 / (2**14 * output scale) for the squared
-    difference; that product of 2**14 and the output scale is float32 in TFLM."""
-    left_shift = 7
+                              input2_zero_point: int, output_scale: float, output_zero_point: int,
+                              dtype: str = "int8") -> AddSubParams:
+    """TFLM SquaredDifferencePrepare (PrepareQuantized): Add's common input scale, then (twice
+    the larger scale)**2 / (2**(2 * left shift) * output scale) for the squared difference;
+    that product of a power of two and the output scale is float32 in TFLM. The left shift is
+    7 for int8, 0 for int16 (whose zero points TFLM requires to be 0)."""
+    left_shift = 0 if dtype == "int16" else 7
     s1, s2 = _f32(input1_scale), _f32(input2_scale)
     twice_max = 2 * float(max(s1, s2))
     m1, sh1 = _smaller_than_one(float(s1) / twice_max, "squared difference input1")
     m2, sh2 = _smaller_than_one(float(s2) / twice_max, "squared difference input2")
     mo, sho = quantize_multiplier(twice_max * twice_max / float(_f32(_f32(1 << 2 * left_shift) * _f32(output_scale))))
+    lo, hi = _DTYPE_RANGE[dtype]
     return AddSubParams(left_shift, -int(input1_zero_point), m1, sh1, -int(input2_zero_point),
-                        m2, sh2, int(output_zero_point), mo, sho, -128, 127)
+                        m2, sh2, int(output_zero_point), mo, sho, lo, hi)
 
 
 @dataclass(frozen=True)
@@ -184,6 +187,26 @@ def mul_params(input1_scale: float, input1_zero_point: int, input2_scale: float,
     act_min, act_max = quantized_activation_range(activation, output_scale, output_zero_point, dtype)
     return MulParams(-int(input1_zero_point), -int(input2_zero_point), int(output_zero_point),
                      m, s, act_min, act_max)
+
+
+# DIV's rescale factor must leave TFLM's final shift a right shift: the quotient's headroom is
+# at least 23 bits (|dividend| <= 255), so factors up to 2**22 keep it so.
+MAX_DIV_SHIFT = 22
+
+
+def div_params(input1_scale: float, input1_zero_point: int, input2_scale: float, input2_zero_point: int,
+               output_scale: float, output_zero_point: int, activation: str = "none") -> MulParams:
+    """TFLM CalculateOpDataDiv for int8: one multiplier for s1 / (s2 * s_out). The source
+    reads as float32 arithmetic, but the `tflite-micro` reference build gives the double
+    result (measured: with float32 factors, exact ties such as 0.05 / (0.02 * 0.1) = 25 round
+    the other way on hundreds of the 65536 operand pairs; with double none)."""
+    real = float(_f32(input1_scale)) / (float(_f32(input2_scale)) * float(_f32(output_scale)))
+    m, s = quantize_multiplier(real)
+    if s > MAX_DIV_SHIFT:
+        raise KilnError(f"DIV: int8 rescale factor {real!r} (input1 scale / (input2 scale * output scale)) is "
+                        f"2**{MAX_DIV_SHIFT} or more, where TFLM's final shift turns left (not supported)")
+    act_min, act_max = quantized_activation_range(activation, output_scale, output_zero_point)
+    return MulParams(-int(input1_zero_point), -int(input2_zero_point), int(output_zero_point), m, s, act_min, act_max)
 
 
 def requantize_params(input_scale: float, output_scale: float) -> tuple[int, int]:

@@ -23,9 +23,7 @@ from tflite_cases import run_case, run_together
 
 # builtin -> the types Kiln refuses (a reason per pair in bench/TFLITE_CONFORMANCE.md).
 REFUSED = {
-    "BROADCAST_ARGS": "int32 int64", "CUMSUM": "int8",
-    "DIV": "int8", "GREATER": "int16", "L2_NORMALIZATION": "int8", "LOG_SOFTMAX": "int8",
-    "SQUARED_DIFFERENCE": "int16",
+    "GREATER": "int16",
 }
 
 

@@ -32,7 +32,8 @@ MACROS = _ENV.get_template("kernels/reference/_elementwise_exprs.c.j2").module
 
 def _float_elementwise_ops() -> list[tuple[str, dict]]:
     ops = [(name, op) for name, op in sorted(all_ops().items())
-           if issubclass(op, (FloatUnaryOp, BinaryOp)) or issubclass(op, UnaryOp) and op.float_kernel is not None or
+           if issubclass(op, FloatUnaryOp) or issubclass(op, UnaryOp) and op.float_kernel is not None or
+           issubclass(op, BinaryOp) and f"{op.kernel_stem}_f32" in op.kernels or  # not the int8-only QuantizedDiv
            (issubclass(op, BroadcastBinaryOp) and "float32" in op.dtypes and op.out_dtype is None)]
     return [(name, attrs) for name, op in ops for attrs in VARIANTS.get(name, [{}])]
 

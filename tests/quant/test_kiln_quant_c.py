@@ -7,6 +7,7 @@ drawn with a fixed seed, and every result line is compared with codegen.quant.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,6 +16,12 @@ import numpy as np
 import pytest
 
 from codegen import quant as q
+from codegen.errors import KilnError
+from codegen.quant.elementwise import div_int8, squared_difference_int8
+from codegen.quant.gemmlowp_math import inv_sqrt_quantized_multiplier_exp
+from codegen.quant.l2_normalization import l2_normalization_int8
+from codegen.quant.log_softmax import log_softmax_int8, log_softmax_params, log_x_ge_1
+from codegen.quant.params import div_params, squared_difference_params
 from codegen.quant import fixedpoint as fp
 from codegen.quant import gemmlowp_math as gm
 from codegen.resources import RUNTIME_C
@@ -126,6 +133,43 @@ def test_softmax_rows(driver):
     check(driver, cases)
 
 
+def test_log_softmax_rows(driver):
+    """kiln_log_softmax.h against codegen.quant.log_softmax: rows of every length up to 4096
+    (the sum's headroom), ties at the maximum, and the log alone over its whole input range."""
+    rng = np.random.default_rng(8)
+    cases = []
+    for _ in range(300):
+        scale = float(np.float32(10 ** rng.uniform(-3, 0.5)))
+        p = log_softmax_params(scale)
+        depth = int(rng.choice([1, 2, 3, 10, int(rng.integers(1, 400)), 4096]))
+        x = rng.integers(int(rng.integers(-128, 128)), 128, depth).astype(np.int8)
+        args = (f"{p.input_multiplier} {p.input_left_shift} {p.reverse_scaling_divisor} "
+                f"{p.reverse_scaling_right_shift} {p.diff_min} {x.size} " + " ".join(map(str, x)))
+        cases.append((f"logsoftmax {args}", " ".join(map(str, log_softmax_int8(x, p)))))
+    for z in np.concatenate([[1 << 19, (1 << 19) + 1, I32.max], rng.integers(1 << 19, I32.max, 3000)]):
+        cases.append((f"log {z}", str(log_x_ge_1(z))))
+    check(driver, cases)
+
+
+def test_l2_normalization_rows(driver):
+    """kiln_l2norm.h against codegen.quant.l2_normalization: rows of every length up to 4096,
+    all at the zero point (a zero sum), and the inverse square root over the int32 range."""
+    rng = np.random.default_rng(9)
+    cases = []
+    for _ in range(300):
+        zp = int(rng.integers(-128, 128))
+        depth = int(rng.choice([1, 2, 3, 10, int(rng.integers(1, 400)), 4096]))
+        x = rng.integers(int(rng.integers(-128, 128)), 128, depth).astype(np.int8)
+        if rng.random() < 0.05:
+            x[:] = zp
+        args = f"{zp} {x.size} " + " ".join(map(str, x))
+        cases.append((f"l2norm {args}", " ".join(map(str, l2_normalization_int8(x, zp)))))
+    for v in np.concatenate([[-5, 0, 1, 2, 3, 4, (1 << 29) - 1, 1 << 29, I32.max], rng.integers(2, I32.max, 2000)]):
+        m, sh = inv_sqrt_quantized_multiplier_exp(v)
+        cases.append((f"invsqrt {v}", f"{m} {sh}"))
+    check(driver, cases)
+
+
 def test_elementwise(driver):
     rng = np.random.default_rng(11)
     acts = ["none", "relu", "relu6", "relu_n1_to_1"]
@@ -154,6 +198,40 @@ def test_elementwise(driver):
         for a in x1:
             cases.append((f"requant {a} {mult} {shift} {z1} {zo}",
                           str(q.requantize_int8(a, mult, shift, z1, zo))))
+    check(driver, cases)
+
+
+def _fields(p) -> str:
+    return " ".join(str(getattr(p, f.name)) for f in dataclasses.fields(p))
+
+
+def test_div_and_squared_difference(driver):
+    """int8 Div on random scales (fused clamps, zero divisors, the quotients whose final shift
+    passes 31 bits) and int8 / int16 SquaredDifference, including both int16 extremes."""
+    rng = np.random.default_rng(17)
+    acts = ["none", "relu", "relu6", "relu_n1_to_1"]
+    cases = []
+    for i in range(120):
+        s1, s2, so = (float(np.float32(10 ** rng.uniform(-3, 0.5))) for _ in range(3))
+        z1, z2, zo = (int(v) for v in rng.integers(-128, 128, 3))
+        x1, x2 = rng.integers(-128, 128, 40), rng.integers(-128, 128, 40)
+        x2[:4] = z2  # zero divisors
+        try:
+            d = div_params(s1, z1, s2, z2, so, zo, acts[i % 4])
+        except KilnError:
+            d = None
+        for a, b in zip(x1, x2):
+            if d is not None:
+                cases.append((f"div {_fields(d)} {a} {b}", str(div_int8(a, b, d))))
+        p8 = squared_difference_params(s1, z1, s2, z2, so, zo)
+        for a, b in zip(x1, x2):
+            cases.append((f"sqdiff8 {_fields(p8)} {a} {b}", str(squared_difference_int8(np.int8(a), np.int8(b), p8))))
+        p16 = squared_difference_params(s1 / 64, 0, s2 / 64, 0, so / 64, 0, "int16")
+        y1, y2 = rng.integers(-32768, 32768, 40), rng.integers(-32768, 32768, 40)
+        y1[:2], y2[:2] = (-32768, 32767), (32767, -32768)
+        for a, b in zip(y1, y2):
+            want = squared_difference_int8(np.int16(a), np.int16(b), p16)
+            cases.append((f"sqdiff16 {_fields(p16)} {a} {b}", str(want)))
     check(driver, cases)
 
 
@@ -187,7 +265,7 @@ def test_headers_compile_for_cortex_m(tmp_path, cpu):
     if shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("arm-none-eabi-gcc not installed")
     src = tmp_path / "use.c"
-    src.write_text('#include "kiln_quant.h"\nint8_t f(int8_t x);\n'
+    src.write_text('#include "kiln_quant.h"\n#include "kiln_log_softmax.h"\n#include "kiln_l2norm.h"\nint8_t f(int8_t x);\n'
                    "int8_t f(int8_t x) { return kiln_requantize_s8(x, 1 << 30, 1, 0, 0); }\n")
     subprocess.run(["arm-none-eabi-gcc", f"-mcpu={cpu}", "-mthumb", "-O2", *STRICT,
                     f"-I{RUNTIME_C}", "-c", str(src), "-o", str(tmp_path / "use.o")],

@@ -5,8 +5,9 @@ counterpart: RSQRT = Reciprocal(Sqrt), FLOOR_DIV = Floor(Div)). Quantized operan
 converted only where Kiln computes what TFLite Micro computes bit for bit:
 MAXIMUM / MINIMUM / SELECT_V2 / comparisons move or compare the stored values, which is
 exact when every operand shares one quantization; int8 ABS, ELU, LEAKY_RELU, HARD_SWISH and RSQRT
-are TFLite Micro's formulas tabulated at import (lut.py); int8 SQUARED_DIFFERENCE, ADD_N and int8 / int16 PRELU have their kernels.
-The others (int8 DIV, the int16 ones) are refused with the reason.
+are TFLite Micro's formulas tabulated at import (lut.py); int8 DIV, ADD_N, LOG_SOFTMAX and
+L2_NORMALIZATION, int8 / int16 SQUARED_DIFFERENCE and PRELU have their kernels. The others are
+refused with the reason.
 """
 
 from __future__ import annotations
@@ -116,6 +117,9 @@ def _prelu_quantized(ctx: OpContext) -> None:
 
 @converts("DIV", inputs=(2, 2))
 def div(ctx: OpContext) -> None:
+    if type_name(ctx) == "INT8":
+        ctx.emit("QuantizedDiv", [ctx.input(0), ctx.input(1)], activation=ctx.activation(ctx.options("DivOptions")))
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     only_types(ctx, ("FLOAT32", "INT32"))
     act = ctx.activation(ctx.options("DivOptions"))
@@ -140,7 +144,7 @@ def floor_mod(ctx: OpContext) -> None:
 
 @converts("SQUARED_DIFFERENCE", inputs=(2, 2))
 def squared_difference(ctx: OpContext) -> None:
-    if type_name(ctx) in ("INT8", "FLOAT32"):
+    if type_name(ctx) in ("INT8", "INT16", "FLOAT32"):
         ctx.emit("SquaredDifference", [ctx.input(0), ctx.input(1)])
         return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
@@ -259,10 +263,16 @@ def cast(ctx: OpContext) -> None:
 
 @converts("L2_NORMALIZATION")
 def l2_normalization(ctx: OpContext) -> None:
-    """x / max(sqrt(sum(x*x)), 1e-6) over the last axis, as TFLite Micro's float kernel."""
+    """x / max(sqrt(sum(x*x)), 1e-6) over the last axis, as TFLite Micro's float kernel; int8 is
+    its integer kernel (which, as TFLM's Prepare, takes no fused activation)."""
+    act = ctx.activation(ctx.options("L2NormOptions"))
+    if type_name(ctx) == "INT8":
+        if act != "none":
+            raise ctx.error(f"a fused {act} on an int8 L2_NORMALIZATION is refused by TFLite Micro too")
+        ctx.emit("QuantizedL2Normalization", [ctx.input(0)])
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     only_types(ctx, ("FLOAT32",))
-    act = ctx.activation(ctx.options("L2NormOptions"))
     x = ctx.input(0)
     last = len(ctx.shape(0)) - 1
     sq = step(ctx, "Mul", [x, x], "square")
@@ -273,7 +283,10 @@ def l2_normalization(ctx: OpContext) -> None:
 
 @converts("LOG_SOFTMAX")
 def log_softmax(ctx: OpContext) -> None:
-    """x - max - log(sum(exp(x - max))) over the last axis."""
+    """x - max - log(sum(exp(x - max))) over the last axis; int8 is TFLite Micro's kernel."""
+    if type_name(ctx) == "INT8":
+        ctx.emit("QuantizedLogSoftmax", [ctx.input(0)])
+        return
     refuse_quantized(ctx, NEEDS_INT8_KERNEL)
     only_types(ctx, ("FLOAT32",))
     x = ctx.input(0)

@@ -2,14 +2,13 @@
 
 The axes are a constant input (negative and repeated entries allowed, as in TFLite). int8
 REDUCE_MAX / MIN and ARG_MAX / MIN pick stored values, which dequantizing keeps in order, so
-they run in float between an exact Dequantize and Quantize; int8 SUM and CUMSUM rescale with
-TFLite Micro's fixed-point steps and are refused.
+they run in float between an exact Dequantize and Quantize; quantized SUM and int8 CUMSUM rescale
+with TFLite Micro's fixed-point steps (QuantizedSum, QuantizedCumSum).
 """
 
 from __future__ import annotations
 
-from codegen.frontends.tflite.compose import (axis, ints, one_int, only_types, refuse_quantized, same_quant, step,
-                                              type_name)
+from codegen.frontends.tflite.compose import axis, ints, one_int, only_types, same_quant, step, type_name
 from codegen.frontends.tflite.importer import OpContext
 from codegen.frontends.tflite.converter import converts
 
@@ -71,10 +70,11 @@ def arg_extreme(ctx: OpContext) -> None:
 
 @converts("CUMSUM", inputs=(2, 2))
 def cumsum(ctx: OpContext) -> None:
-    refuse_quantized(ctx, "TFLite Micro's int8 CUMSUM rescales as its ADD does (needs a kernel)")
-    only_types(ctx, ("FLOAT32",))
+    kiln_op = "QuantizedCumSum" if type_name(ctx) == "INT8" else "CumSum"
+    if kiln_op == "CumSum":
+        only_types(ctx, ("FLOAT32",))
     o = ctx.options("CumsumOptions")
     a = one_int(ctx, 1, "axis")
-    ctx.emit("CumSum", [ctx.input(0)], axis=axis(ctx, a, len(ctx.shape(0))), exclusive=bool(o["Exclusive"]),
+    ctx.emit(kiln_op, [ctx.input(0)], axis=axis(ctx, a, len(ctx.shape(0))), exclusive=bool(o["Exclusive"]),
              reverse=bool(o["Reverse"]))
 

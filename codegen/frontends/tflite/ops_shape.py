@@ -3,7 +3,8 @@
 These copy stored values, so every type converts, quantized ones included when input and
 output share one quantization (`same_quant`). Shapes, axes, begin/end/strides and index
 tensors must be known at compile time; outputs that only depend on shapes (SHAPE,
-ZEROS_LIKE, BROADCAST_ARGS, FILL of a constant) are folded to constants.
+ZEROS_LIKE, BROADCAST_ARGS, FILL of a constant) are folded to constants. BROADCAST_ARGS of
+shapes computed at run time runs its own small kernel.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from codegen.frontends.tflite import hybrid
-from codegen.frontends.tflite.compose import axis, constant, emit_output, ints, known, one_int, same_quant, step
+from codegen.frontends.tflite.compose import (axis, constant, emit_output, ints, known, one_int, only_types, same_quant,
+                                              step)
 from codegen.frontends.tflite.importer import OpContext
 from codegen.frontends.tflite.converter import converts
 from codegen.ir.types import np_dtype
@@ -203,8 +205,10 @@ def broadcast_to(ctx: OpContext) -> None:
 @converts("BROADCAST_ARGS", inputs=(2, 2))
 def broadcast_args(ctx: OpContext) -> None:
     a, b = known(ctx, 0), known(ctx, 1)
-    if a is None or b is None:
-        raise ctx.error("shapes computed at run time need a kernel (Kiln folds BROADCAST_ARGS of known shapes)")
+    if a is None or b is None:  # shapes computed at run time: TFLM's kernel
+        only_types(ctx, ("INT32", "INT64"))
+        ctx.emit("BroadcastArgs", [ctx.input(0), ctx.input(1)])
+        return
     try:
         shape = np.broadcast_shapes(tuple(int(v) for v in a), tuple(int(v) for v in b))
     except ValueError:

@@ -165,10 +165,12 @@ def _int_mod(stem: str, floor: bool) -> dict:
             for d in INTS}
 
 
-INT16_BINARY = ("add", "sub", "mul")  # TFLite Micro's 16-bit broadcasting binary ops
+INT16_BINARY = ("add", "sub", "mul", "squared_difference")  # TFLite Micro's 16-bit broadcasting binary ops
+QUANTIZED_ONLY = ("div",)  # int8 binary ops whose float32 kernel is another family's (broadcast2's div_f32)
 
 kernel_family("unary_f32", _float_unary(), params=UnaryF32)
-kernel_family("binary_f32", {f"{op}_f32": {"stem": op} for op in INT8_BINARY}, params=BinaryF32)
+kernel_family("binary_f32", {f"{op}_f32": {"stem": op} for op in INT8_BINARY if op not in QUANTIZED_ONLY},
+              params=BinaryF32)
 kernel_family("binary_s8", {f"{op}_bcast_{sfx}": {"stem": f"{op}_bcast", "qtype": qtype, "fn": f"kiln_{op}_{sfx}",
                                                    "sfx": sfx, "ctype": C_TYPES[dtype]}
                             for op, qtype in INT8_BINARY.items() for sfx, dtype in (("s8", "int8"), ("s16", "int16"))

@@ -1,5 +1,5 @@
 /*
- * Drives runtime_c/kiln_quant.h from stdin for tests/quant/test_kiln_quant_c.py.
+ * Drives runtime_c/kiln_quant.h (and kiln_log_softmax.h, kiln_l2norm.h) from stdin for tests/quant/test_kiln_quant_c.py.
  *
  * Each input line is an operation name and its integer arguments; each produces one output
  * line of integers. Floats travel as their IEEE-754 bit patterns so no value is rounded in
@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln_l2norm.h"
+#include "kiln_log_softmax.h"
 #include "kiln_quant.h"
 
 #define MAX_DEPTH 4096
@@ -53,6 +55,36 @@ static int32_t next_array_s8(int8_t *buf)
         buf[i] = (int8_t)next_long();
     }
     return n;
+}
+
+static void run_log_softmax(void)
+{
+    static int8_t in[MAX_DEPTH], out[MAX_DEPTH];
+    const int32_t multiplier = next_s32();
+    const int left_shift = next_int();
+    const int32_t reverse_divisor = next_s32();
+    const int reverse_right_shift = next_int();
+    const int32_t diff_min = next_s32();
+    const int32_t n = next_array_s8(in);
+    int32_t i;
+    kiln_log_softmax_row_s8(in, out, n, multiplier, left_shift, reverse_divisor, reverse_right_shift, diff_min);
+    for (i = 0; i < n; ++i) {
+        printf(i ? " %ld" : "%ld", (long)out[i]);
+    }
+    printf("\n");
+}
+
+static void run_l2norm(void)
+{
+    static int8_t in[MAX_DEPTH], out[MAX_DEPTH];
+    const int32_t zp = next_s32();
+    const int32_t n = next_array_s8(in);
+    int32_t i;
+    kiln_l2norm_row_s8(in, out, n, zp);
+    for (i = 0; i < n; ++i) {
+        printf(i ? " %ld" : "%ld", (long)out[i]);
+    }
+    printf("\n");
 }
 
 static void run_softmax(int out_bits)
@@ -118,9 +150,20 @@ int main(void)
             run_softmax(8);
         } else if (strcmp(op, "softmax16") == 0) {
             run_softmax(16);
-        } else if (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0) {
+        } else if (strcmp(op, "l2norm") == 0) {
+            run_l2norm();
+        } else if (strcmp(op, "invsqrt") == 0) {
+            int shift = 0;
+            const int32_t m = kiln_inv_sqrt_multiplier(next_s32(), &shift);
+            printf("%ld %d\n", (long)m, shift);
+        } else if (strcmp(op, "logsoftmax") == 0) {
+            run_log_softmax();
+        } else if (strcmp(op, "log") == 0) {
+            printf("%ld\n", (long)kiln_log_q12_to_q5(next_s32()));
+        } else if (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0 || strcmp(op, "sqdiff8") == 0
+                   || strcmp(op, "sqdiff16") == 0) {
             kiln_add_params p;
-            int8_t x1, x2;
+            long x1, x2;
             p.left_shift = next_s32();
             p.input1_offset = next_s32(); p.input1_multiplier = next_s32();
             p.input1_shift = next_s32();
@@ -129,10 +172,17 @@ int main(void)
             p.output_offset = next_s32(); p.output_multiplier = next_s32();
             p.output_shift = next_s32();
             p.act_min = next_s32(); p.act_max = next_s32();
-            x1 = (int8_t)next_long();
-            x2 = (int8_t)next_long();
-            printf("%d\n", op[0] == 'a' ? kiln_add_s8(x1, x2, &p) : kiln_sub_s8(x1, x2, &p));
-        } else if (strcmp(op, "mul") == 0) {
+            x1 = next_long();
+            x2 = next_long();
+            if (strcmp(op, "sqdiff16") == 0) {
+                printf("%d\n", kiln_squared_difference_s16((int16_t)x1, (int16_t)x2, &p));
+            } else if (strcmp(op, "sqdiff8") == 0) {
+                printf("%d\n", kiln_squared_difference_s8((int8_t)x1, (int8_t)x2, &p));
+            } else {
+                printf("%d\n", op[0] == 'a' ? kiln_add_s8((int8_t)x1, (int8_t)x2, &p)
+                                             : kiln_sub_s8((int8_t)x1, (int8_t)x2, &p));
+            }
+        } else if (strcmp(op, "mul") == 0 || strcmp(op, "div") == 0) {
             kiln_mul_params p;
             int8_t x1, x2;
             p.input1_offset = next_s32(); p.input2_offset = next_s32();
@@ -140,7 +190,7 @@ int main(void)
             p.output_shift = next_s32(); p.act_min = next_s32(); p.act_max = next_s32();
             x1 = (int8_t)next_long();
             x2 = (int8_t)next_long();
-            printf("%d\n", kiln_mul_s8(x1, x2, &p));
+            printf("%d\n", op[0] == 'm' ? kiln_mul_s8(x1, x2, &p) : kiln_div_s8(x1, x2, &p));
         } else if (strcmp(op, "quant") == 0) {
             const float x = next_f32();
             const float scale = next_f32();
