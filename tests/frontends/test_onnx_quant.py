@@ -88,3 +88,28 @@ def test_qlinear_conv_with_asymmetric_weights_is_float_arithmetic(tmp_path):
     assert not any(n.op == "Conv2D" and g.values[n.inputs[0]].dtype == "int8" for n in g.nodes)
     feeds = {"x": (np.random.default_rng(0).standard_normal((1, 2, 4, 4)) * 2).astype(np.float32)}
     np.testing.assert_array_equal(run_graph(g, feeds)["y"], om.ort_outputs(model, feeds)["y"])
+
+
+@pytest.mark.parametrize("op,last", [("ArgMax", 0), ("ArgMin", 1)])
+@pytest.mark.parametrize("zp", [None, np.array(-7, np.int8)])
+def test_arg_extreme_of_a_quantized_tensor_is_onnxruntimes(op, last, zp, tmp_path):
+    """ArgMax/ArgMin on a uint8 or int8 activation (QOperator writes them so): the dequantized
+    values keep the stored order, ties included (coarse steps make many), so the indices are
+    onnxruntime's, in the interpreter and in the generated C."""
+    from helpers import run_c
+
+    b = om.ModelBuilder("argq", 13)
+    x = b.input("x", [3, 24])
+    ins = [x, b.scalar("s", 0.25)] + ([b.init("z", zp)] if zp is not None else [])
+    q = b.node("QuantizeLinear", ins)
+    b.nodes.append(helper.make_node(op, [q], ["y"], name="arg", axis=1, keepdims=0, select_last_index=last))
+    b.outputs.append(helper.make_tensor_value_info("y", TensorProto.INT64, [3]))
+    model = b.model()
+    g = load(_save(model, tmp_path), {})
+    rng = np.random.default_rng(1)
+    feeds = [{"x": rng.uniform(-3, 3, (3, 24)).astype(np.float32)} for _ in range(3)]
+    got = run_c(g, feeds)
+    for feed, out in zip(feeds, got):
+        want = om.ort_outputs(model, feed)["y"]
+        np.testing.assert_array_equal(run_graph(g, feed)["y"], want)
+        np.testing.assert_array_equal(out["y"], want)

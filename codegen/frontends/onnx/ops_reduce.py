@@ -77,10 +77,28 @@ def convert_reduce(ctx, node):
                     shape=tuple(d for i, d in enumerate(ctx.shape(node.input(0))) if i not in (axes or range(99))))
 
 
+# Integer types whose every value float32 holds exactly: a Cast keeps their order and ties.
+_EXACT_IN_FLOAT = ("int8", "uint8", "int16", "uint16")
+
+
+def _ordered_as_float(ctx: ConvertContext, node: OnnxNode) -> str:
+    """The ArgMax/ArgMin input as float32 in the same order: a quantized tensor (a QOperator
+    model's int8 or uint8 activation) dequantized, its scale being positive; a small integer
+    tensor cast. Other types reach the op, which names them in its refusal."""
+    x, v = ctx.kiln(node.input(0)), ctx.value(node.input(0))
+    if v.dtype == "float32":
+        return x
+    if v.quant is not None and not v.quant.per_channel:
+        return ctx.add(node, "Dequantize", [x], role="real")
+    if v.quant is None and v.dtype in _EXACT_IN_FLOAT:
+        return ctx.add(node, "Cast", [x], role="real", to="float32")
+    return x
+
+
 @converter("ArgMax", "ArgMin")
 def convert_arg(ctx, node):
     rank = len(ctx.shape(node.input(0)))
-    ctx.add(node, node.op_type, [ctx.kiln(node.input(0))], out=node.outputs[0],
+    ctx.add(node, node.op_type, [_ordered_as_float(ctx, node)], out=node.outputs[0],
             axis=norm_axis(node, int(node.attr("axis", 0)), rank), keepdims=bool(node.attr("keepdims", 1)),
             select_last_index=bool(node.attr("select_last_index", 0)))
 
