@@ -119,3 +119,32 @@ def test_pad_of_a_quantized_tensor_by_its_zero_point(dtype, zp, tmp_path):
     path = _save(tmp_path, "pad", nodes, [("x", [1, 2, 3, 3])], [1, 2, 5, 5], inits)
     result = verify_model(path, CompileOptions(load_target("host")), samples=3, tolerance_lsb=0)
     assert result.ok, result.outputs[0].lsb_counts
+
+
+@pytest.mark.parametrize("axes,keepdims", [((2, 3), 1), ((1,), 0), ((-1,), 1)])
+def test_qlinear_reduce_mean_is_the_int8_mean(axes, keepdims, tmp_path):
+    """QLinearReduceMean, whose schema onnxruntime defines without a CPU kernel: TFLite's int8
+    Mean, the generated C equal to Kiln's interpreter and within one LSB of the mean of the
+    dequantized values requantized to the output's scale."""
+    from codegen.frontends.onnx import load
+    from codegen.ir import run_graph
+    from helpers import run_c
+
+    inits = [_c("s", 0.05, np.float32), _c("z", 128, np.uint8), _c("rs", 0.03, np.float32), _c("rz", 120, np.uint8)]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+             helper.make_node("QLinearReduceMean", ["xq", "s", "z", "rs", "rz"], ["mq"], domain="com.microsoft",
+                              axes=list(axes), keepdims=keepdims, name="mean"),
+             helper.make_node("DequantizeLinear", ["mq", "rs", "rz"], ["y"])]
+    x_shape = (1, 4, 5, 6)
+    want_shape = [1 if (i in axes or i - 4 in axes) else d for i, d in enumerate(x_shape)
+                  if keepdims or not (i in axes or i - 4 in axes)]
+    g = load(_save(tmp_path, "mean", nodes, [("x", list(x_shape))], want_shape, inits), {})
+    rng = np.random.default_rng(4)
+    feeds = [{"x": rng.uniform(-6, 6, x_shape).astype(np.float32)} for _ in range(3)]
+    for feed, out in zip(feeds, run_c(g, feeds)):
+        got = run_graph(g, feed)["y"]
+        np.testing.assert_array_equal(out["y"], got)
+        q = np.clip(np.round(feed["x"] / 0.05) + 128, 0, 255)
+        real = ((q - 128) * 0.05).mean(axis=tuple(axes), keepdims=bool(keepdims))
+        want = (np.clip(np.round(real / 0.03) + 120, 0, 255) - 120) * 0.03
+        assert got.shape == want.shape and np.abs(got - want).max() <= 0.03 * 1.001

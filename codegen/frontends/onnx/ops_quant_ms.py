@@ -1,7 +1,8 @@
 """onnxruntime's quantized contrib operators (domain com.microsoft), as its quantizers write
 them in the QOperator format: QLinearAdd, QLinearMul, QLinearGlobalAveragePool,
-QLinearAveragePool, QLinearConcat, QLinearWhere, QLinearSoftmax, QLinearSigmoid, QLinearLeakyRelu, QGemm,
-and its QuantizeLinear / DequantizeLinear.
+QLinearAveragePool, QLinearConcat, QLinearWhere, QLinearSoftmax, QLinearSigmoid,
+QLinearLeakyRelu, QGemm, and its QuantizeLinear / DequantizeLinear; also QLinearReduceMean,
+which its contrib schema defines though its quantizer does not write it.
 
 Each becomes Kiln's int8 op on int8 tensors (uint8 shifted by -128, see ops_quant), so it runs
 on the same int8 kernels (and their DSP / Helium / NEON variants) as a TFLite model. By default
@@ -147,6 +148,21 @@ def convert_qlinear_softmax(ctx, node):
         raise node.error("only the last axis is supported")
     x = _operand(ctx, node, 0, 1, 2)
     ctx.add(node, "Softmax", [x], out=node.outputs[0], quant=_output_quant(ctx, node, 3, 4), axis=-1)
+
+
+@converter(MS + "QLinearReduceMean")
+def convert_qlinear_reduce_mean(ctx, node):
+    """The int8 Mean over `axes` (required, as `keepdims`): data, data_scale, data_zp,
+    reduced_scale, reduced_zp. onnxruntime defines the op but has no CPU kernel for it, so
+    there is no onnxruntime arithmetic to match: TFLite's int8 Mean in either numerics."""
+    rank = len(ctx.shape(node.input(0)))
+    axes = node.attr("axes")
+    if not axes:
+        raise node.error("axes is required")
+    x = _operand(ctx, node, 0, 1, 2)
+    ctx.add(node, "Mean", [x], out=node.outputs[0], quant=_output_quant(ctx, node, 3, 4),
+            axes=tuple(sorted({norm_axis(node, int(a), rank) for a in axes})),
+            keepdims=bool(node.attr("keepdims", 1)))
 
 
 @converter(MS + "QLinearSigmoid", MS + "QLinearLeakyRelu")
