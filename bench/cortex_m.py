@@ -46,8 +46,8 @@ TFLM_M4 = {"KWS": (43_114_455, 7_699_864, 22_820, 147_908),
            "AD": (1_953_946, 582_926, 2_580, 318_320),
            "streaming wake word": (8_299_807, 2_227_075, 16_596, 165_348)}
 PEERS_FILE = ROOT / "bench" / "peers" / "tflm_cmsis_nn.json"
-KERNEL_GROUPS = [("conv", "conv2d_s8"), ("depthwise", "depthwise_conv2d_s8"), ("fully connected", "fully_connected_s8"),
-                 ("add", "add_bcast_s8"), ("avg pool", "average_pool2d_s8"), ("softmax", "softmax_s8")]
+KERNEL_GROUPS = [("conv", "conv2d_s8"), ("conv + residual add (fused)", "conv2d_add_s8"),
+                 ("depthwise", "depthwise_conv2d_s8"), ("fully connected", "fully_connected_s8"), ("add", "add_bcast_s8"), ("avg pool", "average_pool2d_s8"), ("softmax", "softmax_s8")]
 
 
 def profile(model: Path, target: str, reference: bool, plugin: Path, optimize: str = "speed") -> Profile:
