@@ -90,8 +90,10 @@ def test_qdq_model_runs_on_int8_kernels(qdq_model):
     g = build.graph
     int8_ops = [n.op for n in g.nodes if g.values[n.outputs[0]].dtype == "int8"]
     assert [n.op for n in g.nodes][0] == "Quantize" and g.nodes[-1].op == "Dequantize"
-    assert {"Conv2D", "DepthwiseConv2D", "MaxPool2D", "Add", "Mean", "FullyConnected"} <= set(int8_ops)
-    assert not any(n.op in ("Conv2D", "DepthwiseConv2D", "FullyConnected", "Add")
+    assert {"Conv2D", "DepthwiseConv2D", "MaxPool2D", "Mean", "FullyConnected"} <= set(int8_ops)
+    # the residual Add: int8, on its own or in its convolution's epilogue (fusion's Conv2DAdd)
+    assert {"Add", "Conv2DAdd"} & set(int8_ops)
+    assert not any(n.op in ("Conv2D", "DepthwiseConv2D", "FullyConnected", "Add", "Conv2DAdd")
                    and g.values[n.outputs[0]].dtype == "float32" for n in g.nodes)
     assert sum(n.op == "Transpose" for n in g.nodes) <= 1  # at most the input's, on int8
     assert set(build.manifest["kernels"]) >= {"conv2d_s8", "depthwise_conv2d_s8", "fully_connected_s8"}
