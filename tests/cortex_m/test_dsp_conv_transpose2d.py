@@ -42,10 +42,12 @@ def test_dsp_conv_transpose2d_equals_the_reference(target):
 
 def test_dsp_conv_transpose2d_repacks_per_tap():
     """The DSP build carries the weights as int32 words, per tap the rows padded to blocks of
-    four (output channels) by groups of four (input channels), and the bias in its records."""
+    four (output channels) by groups of four (input channels), and the bias in its records,
+    not the int8 weights, the bias and the reference's multiplier and shift arrays."""
     g = int8_layer("ConvTranspose2D", (1, 3, 3, 5), (7, 3, 2, 5), seed=1, strides=(2, 2))
     dsp = build(g, load_target("cortex-m4"))
     (call,) = dsp.lowered.calls
     assert call.params["c4"] == 8 and call.params["o4"] == 8 and call.params["max_taps"] == 2
     w = next(c for c in dsp.lowered.consts if c.name.startswith("w_"))
     assert w.dtype == "int32" and w.data.size == 3 * 2 * 8 * 8 // 4
+    assert sorted(c.name.split("_")[0] for c in dsp.lowered.consts) == ["rq", "w"]
