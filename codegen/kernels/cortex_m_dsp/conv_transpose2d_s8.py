@@ -5,9 +5,11 @@ sums over input channels by SMLAD, four output channels at a time.
 Which taps reach an output pixel depends on the pixel (its phase against the strides and the
 image's edges), so the input offset cannot be folded into the bias as the convolutions do:
 each reaching input pixel is widened to int16 once per output pixel with the offset added
-(x - zero point, within [-255, 255]), and the records carry the bias as stored. The weights
-are repacked per tap (ky, kx): the [O, I] matrix of the tap in dsp_gemm_rows' blocks of four
-rows, so that a tap's block is one run of words for kiln_dsp_dot_4x1."""
+(x - zero point, within [-255, 255]; zeros for a tap past the image's edge), and the records
+carry the bias as stored. The taps that can reach a pixel are those of its phase against the
+strides; the weights are repacked per phase, its taps' [O, I] matrices side by side in
+dsp_gemm_rows' blocks of four rows, so that four channels are one run of kiln_dsp_dot_4x1
+over the phase's columns."""
 
 from __future__ import annotations
 
@@ -38,10 +40,17 @@ def max_taps(shape: dict) -> int:
     return -(-shape["k_h"] // shape["stride_h"]) * -(-shape["k_w"] // shape["stride_w"])
 
 
-def tap_rows(w: np.ndarray) -> np.ndarray:
-    """[O, KH, KW, I] int8 weights as, per tap (ky, kx) in turn, dsp_gemm_rows of its [O, I] rows."""
-    return np.concatenate([repack.dsp_gemm_rows(w[:, ky, kx, :], block=4)
-                           for ky in range(w.shape[1]) for kx in range(w.shape[2])])
+def phase_rows(w: np.ndarray, stride_h: int, stride_w: int) -> np.ndarray:
+    """[O, KH, KW, I] int8 weights as, per phase (py, px) of the strides in turn, the
+    dsp_gemm_rows (blocks of four) of its taps' rows end to end: [O, taps x I rounded up to 4],
+    taps ky = py, py + stride_h, ... then kx likewise, the order of the kernel's columns."""
+    w = np.pad(w, ((0, 0), (0, 0), (0, 0), (0, repack.round_up(w.shape[3], 4) - w.shape[3])))
+    parts = []
+    for py in range(min(stride_h, w.shape[1])):
+        for px in range(min(stride_w, w.shape[2])):
+            taps = w[:, py::stride_h, px::stride_w, :]
+            parts.append(repack.dsp_gemm_rows(taps.reshape(w.shape[0], -1), block=4))
+    return np.concatenate(parts)
 
 
 @kernel_spec
@@ -61,6 +70,6 @@ class ConvTranspose2dS8DspSpec(KernelSpec):
         params = ConvTranspose2dS8Dsp(**shape, **output_stage(p), input_offset=-p.input_zp,
                                       rq_r2=int(repack.dsp_requant_r2(p.multiplier, p.shift)), c4=c4, o4=o4,
                                       max_taps=taps, rq=ctx.constant(node, "rq", records, "int32"))
-        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", tap_rows(w), "int32"),
-                ctx.tensor(node.outputs[0]), ScratchArg(4 * taps + 2 * taps * c4))
+        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", phase_rows(w, shape["stride_h"], shape["stride_w"]), "int32"),
+                ctx.tensor(node.outputs[0]), ScratchArg(2 * taps * c4))
         return Prepared(params, args, cls.headers)
