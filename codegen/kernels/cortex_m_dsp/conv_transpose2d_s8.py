@@ -36,7 +36,8 @@ class ConvTranspose2dS8Dsp(ConvShape, OutputStage):
 
 
 def max_taps(shape: dict) -> int:
-    """Taps of one output pixel: those ky with ky = oy + pad_top (mod stride_h), likewise kx."""
+    """The most taps of one output pixel: those of its phase, ky = oy + pad_top (mod stride_h),
+    likewise kx; phase 0 has the most."""
     return -(-shape["k_h"] // shape["stride_h"]) * -(-shape["k_w"] // shape["stride_w"])
 
 
@@ -65,11 +66,11 @@ class ConvTranspose2dS8DspSpec(KernelSpec):
         check_shifts(request.kernel, "shift", p.shift, ", ".join(node.origin or (node.name,)))
         c4, o4 = repack.round_up(w.shape[3], 4), repack.round_up(channels, 4)
         records = repack.dsp_requant_records(graph_bias(node, ctx.g, channels), p.multiplier, p.shift, o4)
-        shape = {k: v for k, v in request.params.items() if k in ConvShape.__dataclass_fields__}
+        shape = dict(request.params)  # the geometry (codegen/ops/conv_transpose2d.py)
         taps = max_taps(shape)
         params = ConvTranspose2dS8Dsp(**shape, **output_stage(p), input_offset=-p.input_zp,
                                       rq_r2=int(repack.dsp_requant_r2(p.multiplier, p.shift)), c4=c4, o4=o4,
                                       max_taps=taps, rq=ctx.constant(node, "rq", records, "int32"))
-        args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", phase_rows(w, shape["stride_h"], shape["stride_w"]), "int32"),
-                ctx.tensor(node.outputs[0]), ScratchArg(2 * taps * c4))
+        packed = ctx.constant(node, "w", phase_rows(w, shape["stride_h"], shape["stride_w"]), "int32")
+        args = (ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0]), ScratchArg(2 * taps * c4))
         return Prepared(params, args, cls.headers)
