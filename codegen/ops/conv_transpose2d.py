@@ -160,21 +160,11 @@ class ConvTranspose2D(Op):
 
     @classmethod
     def _lower_quantized(cls, node, ctx):
-        """int8 and 16x8 (one group): TFLM's per-channel output stage, the bias as stored
-        (int32 / int64; zeros without one)."""
+        """int8 and 16x8 (one group): the geometry; the kernel lays out TFLM's per-channel
+        output stage and the bias for its own loop (codegen/kernels/*/conv_transpose2d*.py)."""
         g = ctx.g
-        x, w = node.inputs[0], node.inputs[1]
-        wide = g.values[x].dtype == "int16"
-        channels = g.values[w].shape[0]
-        p = linear_int8_params(node, g, channels)
-        geo = geometry(node, g.values[x].shape, g.values[w].shape)
+        x, w = g.values[node.inputs[0]], g.values[node.inputs[1]]
+        geo = geometry(node, x.shape, w.shape)
         del geo["group_in_c"], geo["group_out_c"]
-        params = {**geo, "input_offset": -p.input_zp, "output_zp": p.output_zp, "act_min": p.act_min,
-                  "act_max": p.act_max, "multiplier": ctx.constant(node, "multiplier", p.multiplier, "int32"),
-                  "shift": ctx.constant(node, "shift", p.shift, "int32")}
-        b = node.inputs[2] if len(node.inputs) > 2 else ""
-        bias_type = "int64" if wide else "int32"
-        bias = ctx.tensor(b) if b else ctx.constant(node, "zero_bias", np.zeros(channels, bias_type), bias_type)
-        ctx.request(KernelRequest("conv_transpose2d_s16" if wide else "conv_transpose2d_s8", node, params,
-                                  (ctx.tensor(x), ctx.tensor(w), bias, ctx.tensor(node.outputs[0])),
+        ctx.request(KernelRequest("conv_transpose2d_s16" if x.dtype == "int16" else "conv_transpose2d_s8", node, geo,
                                   headers=("kiln_fixedpoint.h",)))

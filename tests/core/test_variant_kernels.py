@@ -67,6 +67,8 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
                               int8_conv_add((1, 5, 5, 16), (7, 1, 1, 16), seed=13, conv_first=False,
                                             add_activation="none")],
     "fully_connected_s8": lambda: [int8_layer("FullyConnected", (3, 33), (7, 33), seed=5, activation="relu")],
+    "conv_transpose2d_s8": lambda: [int8_layer("ConvTranspose2D", (1, 4, 5, 5), (7, 3, 3, 5), seed=14, strides=(2, 2),
+                                               pads=(0, 0, 1, 1))],
     "add_bcast_s8": lambda: [int8_add((1, 3, 5, 6), (1, 1, 1, 6), "relu", 6)],
     "average_pool2d_s8": lambda: [int8_average_pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 7)],
     "max_pool2d_s8": lambda: [int8_max_pool((1, 9, 9, 20), (3, 3), (2, 2), (0, 0, 1, 1), 5, activation="relu")],
