@@ -10,8 +10,9 @@ Concat and the input bands would take arena space of their own.
 Only nodes named with `PATCH_PREFIX` (made by codegen.fusion.patch) are rewritten here; a Slice
 or Concat that is not contiguous, or whose tensors are graph inputs/outputs in the wrong place,
 keeps its copy. The model's own Concats of contiguous blocks get the same views from
-`concat_views`, which the compiler takes where they do not grow the arena. In-place reuse declared on a call that reads or writes a partial view is
-dropped: the planner's aliases are about whole buffers.
+`concat_views`, which the compiler takes where they do not grow the arena. In-place reuse
+declared on a call that reads or writes a partial view is dropped: the planner's aliases are
+about whole buffers.
 """
 
 from __future__ import annotations
