@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from codegen.frontends.tflite import load_bytes
-from codegen.ir import Graph, GraphBuilder
+from codegen.ir import Graph, GraphBuilder, Quant
 from codegen.kernels.spec import REFERENCE, registered
 from codegen.targets import Target, available_targets, load_target, with_kernels
 from codegen.verify import qemu, qemu_user
@@ -55,6 +55,20 @@ def _hybrid() -> Graph:
     return load_bytes(hybrid_model((1, 5, 5, 16), (6, 3, 3, 16), {"padding": "SAME"}, "channel", seed=3))
 
 
+def _resize_bilinear(shape, size) -> Graph:
+    q = Quant.of(0.05, -7)
+    b = GraphBuilder("resize_bilinear")
+    x = b.input("rsx", "int8", shape, q)
+    return b.output(b.node("ResizeBilinearInt8", [x], size=size, half_pixel_centers=1, quant=q)).build()
+
+
+def _gather(shape, axis, indices) -> Graph:
+    q = Quant.of(0.05, 3)
+    b = GraphBuilder("gather")
+    x = b.input("gx", "int8", shape, q)
+    return b.output(b.node("Gather", [x, b.const("gi", np.array(indices, np.int32))], axis=axis, quant=q)).build()
+
+
 # kernel -> layers whose lowering requests it (a general and a special path where a kernel has both)
 PROBES: dict[str, Callable[[], list[Graph]]] = {
     "conv2d_s8": lambda: [int8_layer("Conv2D", (1, 7, 7, 3), (8, 3, 3, 3), seed=1, pads=(1, 1, 1, 1)),
@@ -73,6 +87,8 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
     "average_pool2d_s8": lambda: [int8_average_pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 7)],
     "max_pool2d_s8": lambda: [int8_max_pool((1, 9, 9, 20), (3, 3), (2, 2), (0, 0, 1, 1), 5, activation="relu")],
     "concat": lambda: [int8_concat([(1, 4, 5, 8), (1, 4, 5, 13)], 3, 6)],
+    "resize_bilinear_s8": lambda: [_resize_bilinear((1, 4, 5, 7), (7, 9))],
+    "index_map": lambda: [_gather((1, 3, 4, 21), 2, [3, 0, 0, 2, 1])],
     "conv2d_f32": lambda: [float_layer("Conv2D", (1, 7, 7, 3), (8, 3, 3, 3), seed=8, pads=(1, 1, 1, 1)),
                            float_layer("Conv2D", (1, 5, 5, 8), (20, 1, 1, 8), seed=9)],
     "depthwise_conv2d_f32": lambda: [float_layer("DepthwiseConv2D", (1, 6, 5, 24), (1, 3, 3, 24), seed=10,

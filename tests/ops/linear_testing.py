@@ -95,6 +95,12 @@ def random_input(g: Graph, seed: int = 1) -> np.ndarray:
     return rng.standard_normal(v.shape).astype(np.float32)
 
 
+def _fresh(b: GraphBuilder, name: str, k: int) -> str:
+    """`<name><k>`, or `<name>_<k>` where that is taken (input x1 of graph 2 and input x of
+    graph 12 would both be x12)."""
+    return f"{name}{k}" if f"{name}{k}" not in b.g.values else f"{name}_{k}"
+
+
 def merge(graphs: Sequence[Graph], name: str = "merged") -> tuple[Graph, list[str], list[str]]:
     """The one-node graphs side by side in one graph: graph k's inputs become `<input><k>`,
     its output `y<k>` (after a trailing copy, so that each node writes into the arena as it
@@ -109,9 +115,9 @@ def merge(graphs: Sequence[Graph], name: str = "merged") -> tuple[Graph, list[st
             if v is None:
                 ins.append("")
             elif v.is_const:
-                ins.append(b.const(f"{i}{k}", v.data, quant=v.quant))
+                ins.append(b.const(_fresh(b, i, k), v.data, quant=v.quant))
             else:
-                ins.append(b.input(f"{i}{k}", v.dtype, v.shape, v.quant))
+                ins.append(b.input(_fresh(b, i, k), v.dtype, v.shape, v.quant))
                 renamed.append(ins[-1])
         out_q = g.values[node.outputs[0]].quant
         y = b.node(node.op, ins, name=f"{node.name}{k}", quant=out_q, **node.attrs)
