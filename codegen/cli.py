@@ -367,7 +367,7 @@ def _build_board_project(args) -> int:
             raise KilnError("a --board project's main passes its own input and output buffers to the static "
                             "arena's <name>_run: build it without --arena caller and --io-in-arena")
         options = replace(options, target=board_target(options.target, board), io_fixed=True)
-        result = _signed(compile_model(args.model, options), args)
+        result = _signed(compile_model(args.model, options, fit_flash=board.flash_budget), args)
         files = board_build(result, board, options.target, console)
         _notes(write_output(files, args.output, inputs))
     fw = result.manifest["firmware"]

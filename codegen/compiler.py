@@ -173,7 +173,8 @@ def with_numerics(options: CompileOptions) -> CompileOptions:
     return replace(options, target=replace(options.target, variants=ort + options.target.variants), fusion="off")
 
 
-def compile_model(model: Path, options: CompileOptions) -> BuildResult:
+def compile_model(model: Path, options: CompileOptions, fit_flash: int | None = None) -> BuildResult:
+    """`fit_flash`: a flash budget to fall back for (a --board's); --flash-limit is one too."""
     check_arena_options(options)
     if options.numerics == "onnxruntime" and model_format(model) != "onnx":
         raise KilnError("--numerics onnxruntime is onnxruntime's arithmetic for ONNX models; "
@@ -193,6 +194,14 @@ def compile_model(model: Path, options: CompileOptions) -> BuildResult:
                 and not options.canaries:
             with progress.step(f"searching for a build of {model.name} within --ram-limit"):
                 result = fit_ram(g, options, naming, need_of(result.manifest).ram_bytes)
+        flash = options.flash_limit if options.flash_limit is not None else fit_flash
+        if flash is not None and options.optimize == "speed" and need_of(result.manifest).flash_bytes > flash:
+            # The speed build's widened weights (int16 fully connected rows, wide convolution
+            # weights) buy instructions with flash; where that does not fit, the bytes-only build.
+            with progress.step(f"rebuilding {model.name} with --optimize size to fit {flash} B of flash"):
+                smaller = compile_graph(g, replace(options, optimize="size"), **naming)
+            if need_of(smaller.manifest).flash_bytes < need_of(result.manifest).flash_bytes:
+                result = smaller
         check_budget(result.manifest, ram_limit=options.ram_limit, flash_limit=options.flash_limit)
         return result
     except KilnError as err:

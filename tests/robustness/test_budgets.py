@@ -102,3 +102,20 @@ def test_cli_refuses_a_model_over_budget_in_one_line_and_writes_nothing(tmp_path
 def test_cli_refuses_a_malformed_limit(tmp_path):
     proc = kiln("build", MODEL, "--target", "host", "-o", tmp_path / "o", "--ram-limit", "12X")
     assert proc.returncode == 2 and "'12X' is not a size" in proc.stderr and "Traceback" not in proc.stderr
+
+
+
+def test_a_flash_limit_below_the_speed_builds_wide_weights_takes_the_bytes_build():
+    """The cortex-m4 speed build keeps fully connected weights as int16 in flash; a
+    --flash-limit below it but not below the bytes-only build (--optimize size) gets that
+    build; one below both still fails, naming the smaller build's need."""
+    def m4(**kw):
+        return compile_model(MODEL, CompileOptions(target=load_target("cortex-m4"), planner="greedy", **kw))
+
+    wide, narrow = need_of(m4().manifest), need_of(m4(optimize="size").manifest)
+    assert wide.flash_bytes > narrow.flash_bytes
+    fitted = m4(flash_limit=narrow.flash_bytes)
+    assert need_of(fitted.manifest).flash_bytes == narrow.flash_bytes
+    assert need_of(m4(flash_limit=wide.flash_bytes).manifest).flash_bytes == wide.flash_bytes  # fits as asked
+    with pytest.raises(KilnError, match=f"needs {narrow.flash_bytes} B of flash"):
+        m4(flash_limit=narrow.flash_bytes - 1)
