@@ -73,3 +73,8 @@ def svdfs() -> list[Graph]:
 @pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])
 def test_fast_matmul_equals_the_reference(target, variant):
     check_target(matmuls(), target, variant, {"matmul_s8"})
+
+
+@pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])
+def test_fast_svdf_equals_the_reference(target, variant):
+    check_target(svdfs(), target, variant, {"svdf_s8"})
