@@ -7,67 +7,12 @@ several memory sizes and batches, with and without bias. The same graphs run on 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from codegen.ir import Graph, GraphBuilder, Quant
+from ops.matmul_svdf_cases import matmuls, svdfs
 from test_dsp_kernels import check_target
 
 pytestmark = pytest.mark.usefixtures("cortex_m")
-
-# (a shape, b shape, b constant?, a zero point, b zero point)
-MATMULS = [
-    ((1, 2, 16, 16), (1, 2, 16, 16), False, -3, 5),  # the transformer's attention
-    ((3, 7), (7, 5), False, 0, -128),  # odd k, odd m, n = 5
-    ((2, 1, 5, 9), (3, 9, 6), False, 127, -7),  # batch broadcast both ways
-    ((4, 3, 18), (18, 10), True, -20, 3),  # a constant b shared by every batch
-    ((2, 5, 4), (2, 4, 7), True, 9, 0),  # a constant b per batch
-    ((13,), (2, 13, 3), False, -1, 1),  # 1-D a
-    ((2, 3, 12), (12,), False, 4, -4),  # 1-D b
-    ((1, 33, 40), (40, 35), False, -128, 127),  # larger: tails of k and n
-]
-
-# (batch, features, units, rank, memory, bias)
-SVDFS = [
-    (1, 5, 3, 1, 4, True),
-    (2, 13, 4, 2, 7, False),
-    (3, 32, 8, 1, 10, True),
-    (1, 19, 5, 2, 1, True),
-    (2, 40, 16, 1, 33, True),
-]
-
-
-def matmul_graph(a_shape, b_shape, b_const, a_zp, b_zp, seed) -> Graph:
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder("mm")
-    x = b.input("a", "int8", a_shape, Quant.of(0.05, a_zp))
-    bq = Quant.of(0.02, b_zp)
-    y = b.const("b", rng.integers(-128, 128, b_shape).astype(np.int8), quant=bq) if b_const else \
-        b.input("b", "int8", b_shape, bq)
-    k = a_shape[-1]
-    return b.output(b.node("MatMul", [x, y], quant=Quant.of(0.05 * 0.02 * 60 * k ** 0.5, -10 + seed % 7))).build()
-
-
-def svdf_graph(batch, features, units, rank, memory, bias, seed) -> Graph:
-    rng = np.random.default_rng(seed)
-    b = GraphBuilder("svdf")
-    filters = units * rank
-    x = b.input("x", "int8", (batch, features), Quant.of(0.03, 2 - seed % 5))
-    sq = Quant.of(0.004, 0)
-    state = b.input("state", "int16", (batch, filters * memory), sq)
-    wf = b.const("wf", rng.integers(-127, 128, (filters, features)).astype(np.int8), quant=Quant.of(0.01))
-    wt = b.const("wt", rng.integers(-3000, 3001, (filters, memory)).astype(np.int16), quant=Quant.of(2e-4))
-    bb = b.const("bias", rng.integers(-2000, 2001, units).astype(np.int32)) if bias else ""
-    y, nxt = b.node("SVDF", [x, wf, wt, bb, state], quant=[Quant.of(0.05, -3), sq], rank=rank, activation="none")
-    return b.output(y, nxt).build()
-
-
-def matmuls() -> list[Graph]:
-    return [matmul_graph(*case, seed=400 + k) for k, case in enumerate(MATMULS)]
-
-
-def svdfs() -> list[Graph]:
-    return [svdf_graph(*case, seed=500 + k) for k, case in enumerate(SVDFS)]
 
 
 @pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])

@@ -31,11 +31,11 @@ class MatmulS8Dsp(MatmulS8):
     rq: ConstArray  # kiln_dsp_requant's record of the one output scale (its bias word 0)
 
 
-def widened_columns(b: np.ndarray, k: int, n: int, offset: int) -> np.ndarray:
-    """A constant b (slices of [k, n], in memory order) as the kernel's int16 columns: per
-    slice [n][k4], b + offset, zero past k."""
+def widened_columns(b: np.ndarray, k: int, n: int, offset: int, k_to: int) -> np.ndarray:
+    """A constant b (slices of [k, n], in memory order) as int16 columns: per slice
+    [n][k_to], b + offset, zero past k (the DSP and NEON kernels read the same layout)."""
     slices = np.asarray(b, np.int32).reshape(-1, k, n).transpose(0, 2, 1) + offset
-    return repack._pad(slices, 2, repack.round_up(k, 4)).astype(np.int16)
+    return repack._pad(slices, 2, k_to).astype(np.int16)
 
 
 def requant_record(multiplier: int, shift: int) -> tuple[np.ndarray, bool]:
@@ -58,7 +58,7 @@ class MatmulS8DspSpec(KernelSpec):
         record, r2 = requant_record(fields["multiplier"], fields["shift"])
         scratch = 2 * 2 * k4  # the pair of widened rows of a
         if b_value.is_const:
-            cols = widened_columns(b_value.data, k, n, fields["b_offset"])
+            cols = widened_columns(b_value.data, k, n, fields["b_offset"], k4)
             b_arg = ctx.constant(node, "cols", cols, "int16")
             fields["b_strides"] = tuple(s // (k * n) * n * k4 for s in fields["b_strides"])
         else:

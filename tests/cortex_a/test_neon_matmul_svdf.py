@@ -1,0 +1,31 @@
+"""The NEON int8 BatchMatMul and SVDF kernels (templates/kernels/neon/matmul_s8.c.j2,
+svdf_s8.c.j2) equal the numpy reference, bit-exact with TFLite Micro, under qemu-aarch64, on
+the graphs of the Cortex-M tests (tests/cortex_m/test_matmul_svdf_fast.py: odd k and m, n not
+a multiple of 4, broadcast batches, constant and activation b, 1-D operands; SVDFs of rank 1
+and 2, several memories and batches)."""
+
+from __future__ import annotations
+
+import pytest
+
+from codegen.kernels.select import variant_for_name as kernel_variant
+from codegen.targets import load_target
+from codegen.verify import qemu_user
+from codegen.verify.samples import random_samples
+from cortex_a_testing import build
+from helpers import assert_bit_exact
+from ops.linear_testing import merge
+from ops.matmul_svdf_cases import matmuls, svdfs
+
+pytestmark = pytest.mark.usefixtures("cortex_a")
+
+
+@pytest.mark.parametrize("target", ["cortex-a53", "cortex-a55"])
+@pytest.mark.parametrize("kernel", ["matmul_s8", "svdf_s8"])
+def test_neon_matmul_and_svdf_equal_the_reference(target, kernel):
+    g, _, _ = merge(matmuls() if kernel == "matmul_s8" else svdfs())
+    t = load_target(target)
+    res = build(g, t)
+    assert kernel in res.manifest["kernels"] and kernel_variant(kernel, t.variants) == "neon"
+    feeds = random_samples(res.manifest["inputs"], 3, seed=5)
+    assert_bit_exact(g, feeds, qemu_user.run_generated(res.files, "t", feeds, t))
