@@ -35,10 +35,10 @@ SVDFS = [
 def matmul_graph(a_shape, b_shape, b_const, a_zp, b_zp, seed) -> Graph:
     rng = np.random.default_rng(seed)
     b = GraphBuilder("mm")
-    x = b.input("a", "int8", a_shape, Quant.of(0.05, a_zp))
+    x = b.input("mm_a", "int8", a_shape, Quant.of(0.05, a_zp))
     bq = Quant.of(0.02, b_zp)
-    y = b.const("b", rng.integers(-128, 128, b_shape).astype(np.int8), quant=bq) if b_const else \
-        b.input("b", "int8", b_shape, bq)
+    y = b.const("mm_b", rng.integers(-128, 128, b_shape).astype(np.int8), quant=bq) if b_const else \
+        b.input("mm_b", "int8", b_shape, bq)
     k = a_shape[-1]
     return b.output(b.node("MatMul", [x, y], quant=Quant.of(0.05 * 0.02 * 60 * k ** 0.5, -10 + seed % 7))).build()
 
@@ -47,12 +47,12 @@ def svdf_graph(batch, features, units, rank, memory, bias, seed) -> Graph:
     rng = np.random.default_rng(seed)
     b = GraphBuilder("svdf")
     filters = units * rank
-    x = b.input("x", "int8", (batch, features), Quant.of(0.03, 2 - seed % 5))
+    x = b.input("svdf_x", "int8", (batch, features), Quant.of(0.03, 2 - seed % 5))
     sq = Quant.of(0.004, 0)
-    state = b.input("state", "int16", (batch, filters * memory), sq)
-    wf = b.const("wf", rng.integers(-127, 128, (filters, features)).astype(np.int8), quant=Quant.of(0.01))
-    wt = b.const("wt", rng.integers(-3000, 3001, (filters, memory)).astype(np.int16), quant=Quant.of(2e-4))
-    bb = b.const("bias", rng.integers(-2000, 2001, units).astype(np.int32)) if bias else ""
+    state = b.input("svdf_state", "int16", (batch, filters * memory), sq)
+    wf = b.const("svdf_wf", rng.integers(-127, 128, (filters, features)).astype(np.int8), quant=Quant.of(0.01))
+    wt = b.const("svdf_wt", rng.integers(-3000, 3001, (filters, memory)).astype(np.int16), quant=Quant.of(2e-4))
+    bb = b.const("svdf_bias", rng.integers(-2000, 2001, units).astype(np.int32)) if bias else ""
     y, nxt = b.node("SVDF", [x, wf, wt, bb, state], quant=[Quant.of(0.05, -3), sq], rank=rank, activation="none")
     return b.output(y, nxt).build()
 
