@@ -10,7 +10,7 @@ import numpy as np
 
 from codegen.ir import Graph, GraphBuilder, Quant
 
-# (a shape, b shape, b constant?, a zero point, b zero point)
+# (a shape, b shape, b constant?, a zero point, b zero point[, output scale])
 MATMULS = [
     ((1, 2, 16, 16), (1, 2, 16, 16), False, -3, 5),  # the transformer's attention
     ((3, 7), (7, 5), False, 0, -128),  # odd k, odd m, n = 5
@@ -20,6 +20,7 @@ MATMULS = [
     ((13,), (2, 13, 3), False, -1, 1),  # 1-D a
     ((2, 3, 12), (12,), False, 4, -4),  # 1-D b
     ((1, 33, 40), (40, 35), False, -128, 127),  # larger: tails of k and n
+    ((2, 3, 4), (4, 6), False, 1, 2, 4e-4),  # an output scale below a's times b's: a left shift
 ]
 
 # (batch, features, units, rank, memory, bias)
@@ -32,7 +33,7 @@ SVDFS = [
 ]
 
 
-def matmul_graph(a_shape, b_shape, b_const, a_zp, b_zp, seed) -> Graph:
+def matmul_graph(a_shape, b_shape, b_const, a_zp, b_zp, out_scale=None, *, seed) -> Graph:
     rng = np.random.default_rng(seed)
     b = GraphBuilder("mm")
     x = b.input("mm_a", "int8", a_shape, Quant.of(0.05, a_zp))
@@ -40,7 +41,8 @@ def matmul_graph(a_shape, b_shape, b_const, a_zp, b_zp, seed) -> Graph:
     y = b.const("mm_b", rng.integers(-128, 128, b_shape).astype(np.int8), quant=bq) if b_const else \
         b.input("mm_b", "int8", b_shape, bq)
     k = a_shape[-1]
-    return b.output(b.node("MatMul", [x, y], quant=Quant.of(0.05 * 0.02 * 60 * k ** 0.5, -10 + seed % 7))).build()
+    scale = out_scale or 0.05 * 0.02 * 60 * k ** 0.5  # about 3 sigma of the sums
+    return b.output(b.node("MatMul", [x, y], quant=Quant.of(scale, -10 + seed % 7))).build()
 
 
 def svdf_graph(batch, features, units, rank, memory, bias, seed) -> Graph:
