@@ -31,11 +31,12 @@ class MatmulS8Dsp(MatmulS8):
     rq: ConstArray  # kiln_dsp_requant's record of the one output scale (its bias word 0)
 
 
-def widened_columns(b: np.ndarray, k: int, n: int, offset: int, k_to: int) -> np.ndarray:
+def widened_columns(b: np.ndarray, k: int, n: int, offset: int, k_to: int, n_to: int | None = None) -> np.ndarray:
     """A constant b (slices of [k, n], in memory order) as int16 columns: per slice
-    [n][k_to], b + offset, zero past k (the DSP and NEON kernels read the same layout)."""
+    [n_to][k_to], b + offset, zero past k and past n (the DSP, Helium and NEON kernels read
+    this layout)."""
     slices = np.asarray(b, np.int32).reshape(-1, k, n).transpose(0, 2, 1) + offset
-    return repack._pad(slices, 2, k_to).astype(np.int16)
+    return repack._pad(repack._pad(slices, 2, k_to), 1, n_to or n).astype(np.int16)
 
 
 def requant_record(multiplier: int, shift: int) -> tuple[np.ndarray, bool]:
