@@ -29,3 +29,30 @@ def test_neon_matmul_and_svdf_equal_the_reference(target, kernel):
     assert kernel in res.manifest["kernels"] and kernel_variant(kernel, t.variants) == "neon"
     feeds = random_samples(res.manifest["inputs"], 3, seed=5)
     assert_bit_exact(g, feeds, qemu_user.run_generated(res.files, "t", feeds, t))
+
+
+@pytest.mark.parametrize("target", ["cortex-a53", "cortex-a55"])
+def test_each_layer_alone_compiles_with_the_strict_flags(target, tmp_path):
+    """Built alone, a layer's parameters are constants the compiler propagates into the
+    kernel (its loops' bounds known): still no warning under the strict flags."""
+    import subprocess
+
+    from codegen.verify.toolchain import STRICT_FLAGS
+
+    t = load_target(target)
+    for k, g in enumerate(matmuls() + svdfs()):
+        for fname, text in build(g, t).files.items():
+            (tmp_path / fname).write_text(text)
+        proc = subprocess.run([t.cc, *t.cflags, *STRICT_FLAGS, "-c", "t.c", "-o", "t.o"],
+                              cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, f"layer {k}: {proc.stderr[-2000:]}"
+
+
+def test_debug_build_at_o0_equals_the_reference():
+    from codegen.targets import with_opt_level
+
+    g, _, _ = merge(matmuls() + svdfs())
+    t = with_opt_level(load_target("cortex-a53"), "O0")
+    res = build(g, t)
+    feeds = random_samples(res.manifest["inputs"], 2, seed=6)
+    assert_bit_exact(g, feeds, qemu_user.run_generated(res.files, "t", feeds, t))

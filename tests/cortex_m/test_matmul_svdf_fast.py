@@ -23,3 +23,44 @@ def test_fast_matmul_equals_the_reference(target, variant):
 @pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])
 def test_fast_svdf_equals_the_reference(target, variant):
     check_target(svdfs(), target, variant, {"svdf_s8"})
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
+def test_each_layer_alone_compiles_with_the_strict_flags(target, tmp_path):
+    """Built alone, a layer's parameters are constants the compiler propagates into the
+    kernel (its loops' bounds known): still no warning under the strict flags."""
+    import subprocess
+
+    from codegen.targets import load_target
+    from codegen.verify.toolchain import STRICT_FLAGS
+    from helpers import build_graph
+
+    flags = load_target(target).cflags
+    for k, g in enumerate(matmuls() + svdfs()):
+        for fname, text in build_graph(g, "t", target=target).files.items():
+            (tmp_path / fname).write_text(text)
+        proc = subprocess.run(["arm-none-eabi-gcc", *flags, *STRICT_FLAGS, "-c", "t.c", "-o", "t.o"],
+                              cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, f"layer {k}: {proc.stderr[-2000:]}"
+
+
+@pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])
+def test_debug_builds_at_o0_equal_the_reference(target, variant):
+    check_target(matmuls() + svdfs(), target, variant, {"matmul_s8", "svdf_s8"}, opt_level="O0")
+
+
+def test_constants_are_repacked_not_duplicated():
+    """A constant b becomes the DSP kernel's int16 columns in int32 words (word-aligned for
+    LDRD), not the int8 tensor as well; the SVDF's feature weights and bias are replaced by
+    their packed and folded forms under the same names, nothing left unread in flash."""
+    from codegen.targets import load_target
+    from cortex_m_testing import build
+    from ops.matmul_svdf_cases import matmul_graph, svdf_graph
+
+    mm = build(matmul_graph((4, 3, 18), (18, 10), True, -20, 3, seed=1), load_target("cortex-m4"))
+    assert sorted((c.name.split("_")[0], c.dtype, c.data.size) for c in mm.lowered.consts) == [
+        ("cols", "int32", 10 * 20 // 2), ("rq", "int32", 4)]
+    ref = build(svdf_graph(2, 13, 4, 2, 7, True, seed=2), "cortex-m0plus").lowered.consts
+    dsp = build(svdf_graph(2, 13, 4, 2, 7, True, seed=2), load_target("cortex-m4")).lowered.consts
+    assert [c.name for c in dsp] == [c.name for c in ref]
+    assert {c.name: c.dtype for c in dsp} == {c.name: "int32" if c.dtype == "int8" else c.dtype for c in ref}

@@ -7,8 +7,8 @@ int32 sums. Two rows of `a` at a time are widened into scratch in the lane order
 kiln_dsp_dot_2x2_wide (per group of four k, row 0's four lanes then row 1's); the columns of
 `b` are the tile's int16 columns, k contiguous. An activation `b` is transposed into scratch
 once per batch slice (again only when the slice changes: a broadcast `b` is done once); a
-constant `b` is transposed and widened here, at compile time (int16, twice its int8 bytes in
-flash, no transposition at run time)."""
+constant `b` is transposed and widened here, at compile time (int16 lanes in int32 words, so
+word-aligned for LDRD; twice its int8 bytes in flash, no transposition at run time)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,8 @@ class MatmulS8DspSpec(KernelSpec):
         scratch = 2 * 2 * k4  # the pair of widened rows of a
         if b_value.is_const:
             cols = widened_columns(b_value.data, k, n, fields["b_offset"], k4)
-            b_arg = ctx.constant(node, "cols", cols, "int16")
+            # as int32 words (lane pairs, low first): LDRD needs the columns word-aligned
+            b_arg = ctx.constant(node, "cols", np.ascontiguousarray(cols, "<i2").reshape(-1).view("<i4"), "int32")
             fields["b_strides"] = tuple(s // (k * n) * n * k4 for s in fields["b_strides"])
         else:
             b_arg = ctx.tensor(node.inputs[1])
