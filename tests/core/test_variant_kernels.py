@@ -56,6 +56,12 @@ def _hybrid() -> Graph:
     return load_bytes(hybrid_model((1, 5, 5, 16), (6, 3, 3, 16), {"padding": "SAME"}, "channel", seed=3))
 
 
+def _matmul_f32(a_shape, b_shape) -> Graph:
+    b = GraphBuilder("matmul_f32")
+    y = b.node("MatMul", [b.input("mf_a", "float32", a_shape), b.input("mf_b", "float32", b_shape)])
+    return b.output(y).build()
+
+
 # kernel -> layers whose lowering requests it (a general and a special path where a kernel has both)
 PROBES: dict[str, Callable[[], list[Graph]]] = {
     "conv2d_s8": lambda: [int8_layer("Conv2D", (1, 7, 7, 3), (8, 3, 3, 3), seed=1, pads=(1, 1, 1, 1)),
@@ -89,9 +95,11 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
     "matmul_s8": lambda: [matmul_graph((2, 5, 9), (2, 9, 6), False, -3, 5, seed=41),
                           matmul_graph((3, 7), (7, 5), True, 9, -2, seed=42)],
     "svdf_s8": lambda: [svdf_graph(2, 13, 4, 2, 7, True, seed=43)],
+    "matmul_f32": lambda: [_matmul_f32((2, 6, 11), (11, 13))],
 }
 # Float kernels that round otherwise than the reference: fused multiply-adds, another summation order.
 ROUNDED = {"conv2d_f32", "depthwise_conv2d_f32", "fully_connected_f32", "average_pool2d_f32", "softmax_f32"}
+ROUNDED |= {"matmul_f32"}  # NEON: fused multiply-adds
 
 # Variants whose kernels compute another runtime's arithmetic, not the reference kernels':
 # each is run against that runtime by its own tests.

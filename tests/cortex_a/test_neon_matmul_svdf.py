@@ -40,7 +40,7 @@ def test_each_layer_alone_compiles_with_the_strict_flags(target, tmp_path):
     from codegen.verify.toolchain import STRICT_FLAGS
 
     t = load_target(target)
-    for k, g in enumerate(matmuls() + svdfs()):
+    for k, g in enumerate(matmuls() + svdfs() + float_matmuls()):
         for fname, text in build(g, t).files.items():
             (tmp_path / fname).write_text(text)
         proc = subprocess.run([t.cc, *t.cflags, *STRICT_FLAGS, "-c", "t.c", "-o", "t.o"],
@@ -56,3 +56,40 @@ def test_debug_build_at_o0_equals_the_reference():
     res = build(g, t)
     feeds = random_samples(res.manifest["inputs"], 2, seed=6)
     assert_bit_exact(g, feeds, qemu_user.run_generated(res.files, "t", feeds, t))
+
+
+# (a shape, b shape): float32 MatMuls of two activations through every tile of the NEON kernel
+FLOAT_MATMULS = [
+    ((8, 16), (16, 16)),  # 4x8 tiles only
+    ((2, 7, 13), (13, 21)),  # a 4-row block and 3 single rows; 8 + 8 + 4 columns and one scalar; odd k
+    ((2, 1, 5, 3), (3, 3, 6)),  # broadcast both ways; k below 4
+    ((9,), (2, 9, 5)),  # 1-D a: a single row
+    ((3, 6, 4), (4,)),  # 1-D b: a single scalar column
+]
+
+
+def float_matmuls():
+    from codegen.ir import GraphBuilder
+
+    graphs = []
+    for a_shape, b_shape in FLOAT_MATMULS:
+        b = GraphBuilder("mf")
+        graphs.append(b.output(b.node("MatMul", [b.input("mf_a", "float32", a_shape),
+                                                 b.input("mf_b", "float32", b_shape)])).build())
+    return graphs
+
+
+def test_neon_float_matmul_matches_the_reference():
+    from codegen.ir import run_graph
+    from codegen.verify.compare import compare_output
+
+    g, _, outs = merge(float_matmuls())
+    t = load_target("cortex-a53")
+    res = build(g, t)
+    assert kernel_variant("matmul_f32", t.variants) == "neon"
+    feeds = random_samples(res.manifest["inputs"], 2, seed=8)
+    for feed, got in zip(feeds, qemu_user.run_generated(res.files, "t", feeds, t)):
+        want = run_graph(g, feed)
+        for name in outs:
+            report = compare_output(name, got[name], want[name])
+            assert report.ok, (name, report)
