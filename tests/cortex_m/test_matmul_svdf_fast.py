@@ -64,3 +64,15 @@ def test_constants_are_repacked_not_duplicated():
     dsp = build(svdf_graph(2, 13, 4, 2, 7, True, seed=2), load_target("cortex-m4")).lowered.consts
     assert [c.name for c in dsp] == [c.name for c in ref]
     assert {c.name: c.dtype for c in dsp} == {c.name: "int32" if c.dtype == "int8" else c.dtype for c in ref}
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
+def test_streaming_svdf_matches_tflite_micro_over_consecutive_calls(target):
+    """The SVDF's state kept beside the arena between calls (the kernel moves it in place)
+    against TFLite Micro's interpreter, call after call."""
+    from tflite_case_table import cases_for
+    from tflite_cases import run_case
+
+    for case in cases_for("SVDF", "int8"):
+        outcome = run_case(case, samples=2, target=target)
+        assert outcome.status == "pass", f"{case.id}: {outcome.reason}"

@@ -3,7 +3,7 @@ matmul.py) by SMLAL / SMLAL2 over int16 operands, two rows of a against four col
 the output stage four lanes at a time (kiln_neon_scale4q).
 
 As the DSP kernel (codegen/kernels/cortex_m_dsp/matmul_s8.py): both operands widened to int16
-with their offsets added (no bias to fold them into), the row of a into scratch, the columns
+with their offsets added (no bias to fold them into), two rows of a into scratch, the columns
 of b (k contiguous) into scratch once per batch slice, or at compile time for a constant b;
 k is zero-padded to a multiple of 8, one int16x8 vector."""
 
