@@ -20,13 +20,14 @@ from ops.matmul_svdf_cases import matmuls, svdfs
 pytestmark = pytest.mark.usefixtures("cortex_a")
 
 
-@pytest.mark.parametrize("target", ["cortex-a53", "cortex-a55"])
-@pytest.mark.parametrize("kernel", ["matmul_s8", "svdf_s8"])
-def test_neon_matmul_and_svdf_equal_the_reference(target, kernel):
+@pytest.mark.parametrize("target,kernel,variant", [("cortex-a53", "matmul_s8", "neon"),
+                                                   ("cortex-a55", "matmul_s8", "neon_dotprod"),
+                                                   ("cortex-a53", "svdf_s8", "neon"), ("cortex-a55", "svdf_s8", "neon")])
+def test_neon_matmul_and_svdf_equal_the_reference(target, kernel, variant):
     g, _, _ = merge(matmuls() if kernel == "matmul_s8" else svdfs())
     t = load_target(target)
     res = build(g, t)
-    assert kernel in res.manifest["kernels"] and kernel_variant(kernel, t.variants) == "neon"
+    assert kernel in res.manifest["kernels"] and kernel_variant(kernel, t.variants) == variant
     feeds = random_samples(res.manifest["inputs"], 3, seed=5)
     assert_bit_exact(g, feeds, qemu_user.run_generated(res.files, "t", feeds, t))
 
