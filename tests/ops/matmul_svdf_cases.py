@@ -23,13 +23,15 @@ MATMULS = [
     ((2, 3, 4), (4, 6), False, 1, 2, 4e-4),  # an output scale below a's times b's: a left shift
 ]
 
-# (batch, features, units, rank, memory, bias)
+# (batch, features, units, rank, memory, bias[, state scale, output scale, state zero point])
 SVDFS = [
     (1, 5, 3, 1, 4, True),
     (2, 13, 4, 2, 7, False),
     (3, 32, 8, 1, 10, True),
     (1, 19, 5, 2, 1, True),
     (2, 40, 16, 1, 33, True),
+    (1, 24, 6, 1, 5, True, 1e-4, 1e-9),  # scales above 1 at both stages: left shifts
+    (2, 21, 5, 2, 6, True, 0.004, 0.05, -9),  # a state zero point (folded into the bias)
 ]
 
 
@@ -45,17 +47,18 @@ def matmul_graph(a_shape, b_shape, b_const, a_zp, b_zp, out_scale=None, *, seed)
     return b.output(b.node("MatMul", [x, y], quant=Quant.of(scale, -10 + seed % 7))).build()
 
 
-def svdf_graph(batch, features, units, rank, memory, bias, seed) -> Graph:
+def svdf_graph(batch, features, units, rank, memory, bias, state_scale=0.004, out_scale=0.05, state_zp=0, *,
+               seed) -> Graph:
     rng = np.random.default_rng(seed)
     b = GraphBuilder("svdf")
     filters = units * rank
     x = b.input("svdf_x", "int8", (batch, features), Quant.of(0.03, 2 - seed % 5))
-    sq = Quant.of(0.004, 0)
+    sq = Quant.of(state_scale, state_zp)
     state = b.input("svdf_state", "int16", (batch, filters * memory), sq)
     wf = b.const("svdf_wf", rng.integers(-127, 128, (filters, features)).astype(np.int8), quant=Quant.of(0.01))
     wt = b.const("svdf_wt", rng.integers(-3000, 3001, (filters, memory)).astype(np.int16), quant=Quant.of(2e-4))
     bb = b.const("svdf_bias", rng.integers(-2000, 2001, units).astype(np.int32)) if bias else ""
-    y, nxt = b.node("SVDF", [x, wf, wt, bb, state], quant=[Quant.of(0.05, -3), sq], rank=rank, activation="none")
+    y, nxt = b.node("SVDF", [x, wf, wt, bb, state], quant=[Quant.of(out_scale, -3), sq], rank=rank, activation="none")
     return b.output(y, nxt).build()
 
 
