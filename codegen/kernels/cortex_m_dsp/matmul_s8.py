@@ -8,7 +8,11 @@ kiln_dsp_dot_2x2_wide (per group of four k, row 0's four lanes then row 1's); th
 `b` are the tile's int16 columns, k contiguous. An activation `b` is transposed into scratch
 once per batch slice (again only when the slice changes: a broadcast `b` is done once); a
 constant `b` is transposed and widened here, at compile time (int16 lanes in int32 words, so
-word-aligned for LDRD; twice its int8 bytes in flash, no transposition at run time)."""
+word-aligned for LDRD; twice its int8 bytes in flash, no transposition at run time).
+
+Scratch: 4 * k4 bytes for the pair of rows, plus 2 * n * k4 for an activation b's columns
+(twice the slice it widens), live during the call only: the transformer's 16x16 attention
+products take 576 B, against 93k -> 25k instructions each on the Cortex-M4."""
 
 from __future__ import annotations
 
