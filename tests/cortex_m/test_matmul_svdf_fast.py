@@ -50,8 +50,8 @@ def test_debug_builds_at_o0_equal_the_reference(target, variant):
 
 
 def test_constants_are_repacked_not_duplicated():
-    """A constant b becomes the DSP kernel's int16 columns in int32 words (word-aligned for
-    LDRD), not the int8 tensor as well; the SVDF's feature weights and bias are replaced by
+    """A constant b becomes the DSP kernel's packed columns (int32 words, no bigger than b
+    padded), not the int8 tensor as well; the SVDF's feature weights and bias are replaced by
     their packed and folded forms under the same names, nothing left unread in flash."""
     from codegen.targets import load_target
     from cortex_m_testing import build
@@ -59,7 +59,7 @@ def test_constants_are_repacked_not_duplicated():
 
     mm = build(matmul_graph((4, 3, 18), (18, 10), True, -20, 3, seed=1), load_target("cortex-m4"))
     assert sorted((c.name.split("_")[0], c.dtype, c.data.size) for c in mm.lowered.consts) == [
-        ("cols", "int32", 10 * 20 // 2), ("rq", "int32", 4)]
+        ("cols", "int32", 10 * 20 // 4), ("rq", "int32", 4)]
     ref = build(svdf_graph(2, 13, 4, 2, 7, True, seed=2), "cortex-m0plus").lowered.consts
     dsp = build(svdf_graph(2, 13, 4, 2, 7, True, seed=2), load_target("cortex-m4")).lowered.consts
     assert [c.name for c in dsp] == [c.name for c in ref]

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from codegen.kernels import repack
-from codegen.kernels.cortex_m_dsp.matmul_s8 import widened_columns
 from codegen.kernels.linear import NEON_HEADERS
 from codegen.kernels.reference.matmul_s8 import MatmulS8
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
@@ -27,6 +26,13 @@ class MatmulS8Neon(MatmulS8):
     b_const: int  # 1: b is the compile-time columns (int16 [n][k8] per slice); 0: an int8 activation
     right: int  # the output shifts right by 1 or more: kiln_neon_scale4q's one-instruction rounding
     rq: ConstArray  # repack.mve_requant's table of the one output scale in all four lanes
+
+
+def widened_columns(b: np.ndarray, k: int, n: int, offset: int, k_to: int) -> np.ndarray:
+    """A constant b (slices of [k, n], in memory order) as int16 columns: per slice
+    [n][k_to], b + offset, zero past k."""
+    slices = np.asarray(b, np.int32).reshape(-1, k, n).transpose(0, 2, 1) + offset
+    return repack._pad(slices, 2, k_to).astype(np.int16)
 
 
 @kernel_spec
