@@ -22,7 +22,8 @@ pytestmark = pytest.mark.usefixtures("cortex_a")
 
 @pytest.mark.parametrize("target,kernel,variant", [("cortex-a53", "matmul_s8", "neon"),
                                                    ("cortex-a55", "matmul_s8", "neon_dotprod"),
-                                                   ("cortex-a53", "svdf_s8", "neon"), ("cortex-a55", "svdf_s8", "neon")])
+                                                   ("cortex-a53", "svdf_s8", "neon"),
+                                                   ("cortex-a55", "svdf_s8", "neon")])
 def test_neon_matmul_and_svdf_equal_the_reference(target, kernel, variant):
     g, _, _ = merge(matmuls() if kernel == "matmul_s8" else svdfs())
     t = load_target(target)
