@@ -30,6 +30,7 @@ from helpers import build_graph
 # tests/ops, a namespace package beside this folder
 from ops.linear_testing import (float_layer, int8_add, int8_average_pool, int8_concat, int8_conv_add, int8_layer,
                                 int8_max_pool, merge)
+from ops.matmul_svdf_cases import matmul_graph, svdf_graph
 
 
 def _binary(op: str, a_shape, b_shape, activation: str) -> Graph:
@@ -69,6 +70,12 @@ def _gather(shape, axis, indices) -> Graph:
     return b.output(b.node("Gather", [x, b.const("gi", np.array(indices, np.int32))], axis=axis, quant=q)).build()
 
 
+def _matmul_f32(a_shape, b_shape) -> Graph:
+    b = GraphBuilder("matmul_f32")
+    y = b.node("MatMul", [b.input("mf_a", "float32", a_shape), b.input("mf_b", "float32", b_shape)])
+    return b.output(y).build()
+
+
 # kernel -> layers whose lowering requests it (a general and a special path where a kernel has both)
 PROBES: dict[str, Callable[[], list[Graph]]] = {
     "conv2d_s8": lambda: [int8_layer("Conv2D", (1, 7, 7, 3), (8, 3, 3, 3), seed=1, pads=(1, 1, 1, 1)),
@@ -101,9 +108,14 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
     "average_pool2d_f32": lambda: [_pool("AveragePool2D", (1, 9, 6, 5), (3, 2), (2, 3), (2, 1, 0, 1))],
     "softmax_f32": lambda: [_softmax()],
     "hybrid_conv2d_f32": lambda: [_hybrid()],
+    "matmul_s8": lambda: [matmul_graph((2, 5, 9), (2, 9, 6), False, -3, 5, seed=41),
+                          matmul_graph((3, 7), (7, 5), True, 9, -2, seed=42)],
+    "svdf_s8": lambda: [svdf_graph(2, 13, 4, 2, 7, True, seed=43)],
+    "matmul_f32": lambda: [_matmul_f32((2, 6, 11), (11, 13))],
 }
 # Float kernels that round otherwise than the reference: fused multiply-adds, another summation order.
 ROUNDED = {"conv2d_f32", "depthwise_conv2d_f32", "fully_connected_f32", "average_pool2d_f32", "softmax_f32"}
+ROUNDED |= {"matmul_f32"}  # NEON: fused multiply-adds
 
 # Variants whose kernels compute another runtime's arithmetic, not the reference kernels':
 # each is run against that runtime by its own tests.

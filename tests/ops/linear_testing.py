@@ -120,7 +120,15 @@ def merge(graphs: Sequence[Graph], name: str = "merged") -> tuple[Graph, list[st
                 ins.append(b.input(_fresh(b, i, k), v.dtype, v.shape, v.quant))
                 renamed.append(ins[-1])
         out_q = g.values[node.outputs[0]].quant
-        y = b.node(node.op, ins, name=f"{node.name}{k}", quant=out_q, **node.attrs)
+        if len(node.outputs) > 1:  # a node of several outputs (SVDF: output, next state): each copied out
+            ys = b.node(node.op, ins, name=f"{node.name}{k}", quant=[g.values[o].quant for o in node.outputs],
+                        **node.attrs)
+            y = ys[0]
+            for j, extra in enumerate(ys[1:], 1):
+                q = g.values[node.outputs[j]].quant
+                b.output(b.node("Reshape", [extra], shape=b.g.values[extra].shape, outputs=[f"y{k}_{j}"], quant=q))
+        else:
+            y = b.node(node.op, ins, name=f"{node.name}{k}", quant=out_q, **node.attrs)
         out = b.node("Reshape", [y], shape=b.g.values[y].shape, outputs=[f"y{k}"], quant=out_q)
         b.output(out)
         ins_of.append(renamed)
