@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from codegen.kernels import repack
 from codegen.kernels.cortex_m_dsp.paths import claim_paths
-from codegen.kernels.inplace import allow_pair_conv_overlap
+from codegen.kernels.inplace import allow_conv_overlap
 from codegen.kernels.linear import MVE_HEADERS, ConvShape, OutputStage, int8_prepared, vector_requant, weights
 from codegen.kernels.spec import KernelSpec, kernel_spec
 from codegen.ops.request import ConstArray
@@ -18,6 +18,26 @@ class Conv2dS8Mve(ConvShape, OutputStage):
     input_zp: int
     k16: int  # window length rounded up to a multiple of 16
     rq: ConstArray  # Helium's per-channel vectors (codegen/kernels/repack.mve_requant)
+    copy_pairs: int  # pairs of windows copied to scratch before one sweep (copy_pairs())
+
+
+# Scratch for the copied windows of one sweep: several pairs share the sweep's setup (about
+# a hundred instructions a pair with one pair a sweep) at a few hundred bytes of RAM.
+COPY_BYTES = 512
+
+
+def call_k16(params: dict) -> int:
+    """The window length of a call's parameter block rounded up to whole vectors."""
+    return repack.round_up(params["k_h"] * params["k_w"] * params["in_c"], 16)
+
+
+def copy_pairs(k16: int, optimize: str) -> int:
+    """Pairs of windows the kernel copies before one assembly sweep over them: as many as fit
+    in COPY_BYTES, at most eight; one with --optimize size (no assembly sweep) or a window
+    longer than COPY_BYTES / 2."""
+    if optimize == "size":
+        return 1
+    return max(1, min(8, COPY_BYTES // (2 * k16)))
 
 
 def row_windows(params: dict) -> bool:
@@ -62,11 +82,17 @@ class Conv2dS8MveSpec(KernelSpec):
         rows = w.reshape(w.shape[0], -1)
         k16 = repack.round_up(rows.shape[1], 16)
         p, rq = vector_requant(request, ctx, rows)
+        pairs = copy_pairs(k16, ctx.optimize)
         return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", repack.mve_gemm_rows(rows), "int8"),
-                             2 * k16 + (16 if short_rows(request.params) else 0), k16=k16, rq=rq)
+                             2 * k16 * pairs + (16 if short_rows(request.params) else 0), k16=k16, rq=rq,
+                             copy_pairs=pairs)
 
     @classmethod
     def declare(cls, call, ctx):
         # an overlapped pointwise layer leaves the direct path for the copying one (template)
-        allow_pair_conv_overlap(ctx, call)
+        # unless its input lies far enough above its output
+        p = call.params
+        tile = 2 * copy_pairs(call_k16(p), ctx.optimize)  # pixels whose windows are copied before any is written
+        if p["batches"] == 1 or (p["out_h"] * p["out_w"]) % tile == 0:
+            allow_conv_overlap(ctx, call, itemsize=1, tile=tile, reads_first=True)
         claim_paths(ctx, call, template_paths(call.params, ctx.optimize))
