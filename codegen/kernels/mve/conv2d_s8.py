@@ -22,8 +22,11 @@ class Conv2dS8Mve(ConvShape, OutputStage):
 
 
 # Scratch for the copied windows of one sweep: several pairs share the sweep's setup (about
-# a hundred instructions a pair with one pair a sweep) at a few hundred bytes of RAM.
-COPY_BYTES = 512
+# a hundred instructions a pair with one pair a sweep) at a few hundred bytes of RAM; less
+# for a pointwise layer, whose copies are short and whose scratch sits at the peak of the
+# small models' plans (KWS, streaming wake word).
+COPY_BYTES = 1152
+POINTWISE_COPY_BYTES = 256
 
 
 def call_k16(params: dict) -> int:
@@ -31,13 +34,14 @@ def call_k16(params: dict) -> int:
     return repack.round_up(params["k_h"] * params["k_w"] * params["in_c"], 16)
 
 
-def copy_pairs(k16: int, optimize: str) -> int:
+def copy_pairs(params: dict, optimize: str) -> int:
     """Pairs of windows the kernel copies before one assembly sweep over them: as many as fit
-    in COPY_BYTES, at most eight; one with --optimize size (no assembly sweep) or a window
-    longer than COPY_BYTES / 2."""
+    in COPY_BYTES (POINTWISE_COPY_BYTES), at most eight; one with --optimize size (no
+    assembly sweep) or a window longer than half of those bytes."""
     if optimize == "size":
         return 1
-    return max(1, min(8, COPY_BYTES // (2 * k16)))
+    budget = POINTWISE_COPY_BYTES if pointwise(params) else COPY_BYTES
+    return max(1, min(8, budget // (2 * call_k16(params))))
 
 
 def row_windows(params: dict) -> bool:
@@ -48,8 +52,15 @@ def row_windows(params: dict) -> bool:
 
 def short_rows(params: dict) -> bool:
     """Whether those rows are of at most 16 bytes (an RGB stem's), each a whole-vector store
-    that may reach 16 bytes past the second column."""
+    that may reach 16 bytes past the last column."""
     return row_windows(params) and params["k_w"] * params["in_c"] <= 16
+
+
+def rows_in_place(params: dict) -> bool:
+    """Whether the kernel may read the windows inside the image in place, row by row
+    (kiln_conv2d_s8_blocks_rows; where the output does not overlap the input and the output
+    channels fill blocks of four, the kernel decides at run time): rows of whole vectors."""
+    return row_windows(params) and (params["k_w"] * params["in_c"]) % 16 == 0
 
 
 def pointwise(params: dict) -> bool:
@@ -63,12 +74,15 @@ def template_paths(params: dict, optimize: str) -> set[str]:
     """The template's paths a call takes (codegen/kernels/cortex_m_dsp/paths.py): the copying
     path always (a plan may overlap any layer's output with its input), the direct one for a
     1x1 layer of the input's size, the row copies for windows whose rows are contiguous
-    ("short"), but with --optimize size, which copies every layer's
-    columns (one copy of the inner loop) one tap at a time ("small")."""
+    ("short"), and the windows of rows of whole vectors read in place ("rows"), but with
+    --optimize size, which copies every layer's columns (one copy of the inner loop) one tap
+    at a time ("small")."""
     if optimize == "size":
         return {"small"}
     if pointwise(params):
         return {"direct"}
+    if rows_in_place(params):
+        return {"short", "rows"}
     return {"short"} if row_windows(params) else set()
 
 
@@ -82,7 +96,7 @@ class Conv2dS8MveSpec(KernelSpec):
         rows = w.reshape(w.shape[0], -1)
         k16 = repack.round_up(rows.shape[1], 16)
         p, rq = vector_requant(request, ctx, rows)
-        pairs = copy_pairs(k16, ctx.optimize)
+        pairs = copy_pairs(request.params, ctx.optimize)
         return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", repack.mve_gemm_rows(rows), "int8"),
                              2 * k16 * pairs + (16 if short_rows(request.params) else 0), k16=k16, rq=rq,
                              copy_pairs=pairs)
@@ -92,7 +106,7 @@ class Conv2dS8MveSpec(KernelSpec):
         # an overlapped pointwise layer leaves the direct path for the copying one (template)
         # unless its input lies far enough above its output
         p = call.params
-        tile = 2 * copy_pairs(call_k16(p), ctx.optimize)  # pixels whose windows are copied before any is written
+        tile = 2 * copy_pairs(p, ctx.optimize)  # pixels whose windows are copied before any is written
         if p["batches"] == 1 or (p["out_h"] * p["out_w"]) % tile == 0:
             allow_conv_overlap(ctx, call, itemsize=1, tile=tile, reads_first=True)
         claim_paths(ctx, call, template_paths(call.params, ctx.optimize))
