@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from codegen.kernels import repack
 from codegen.kernels.cortex_m_dsp.paths import claim_paths
-from codegen.kernels.inplace import allow_pair_conv_overlap
+from codegen.kernels.inplace import allow_conv_overlap
 from codegen.kernels.linear import MVE_HEADERS, ConvShape, OutputStage, int8_prepared, vector_requant, weights
 from codegen.kernels.spec import KernelSpec, kernel_spec
 from codegen.ops.request import ConstArray
@@ -18,6 +18,30 @@ class Conv2dS8Mve(ConvShape, OutputStage):
     input_zp: int
     k16: int  # window length rounded up to a multiple of 16
     rq: ConstArray  # Helium's per-channel vectors (codegen/kernels/repack.mve_requant)
+    copy_pairs: int  # pairs of windows copied to scratch before one sweep (copy_pairs())
+
+
+# Scratch for the copied windows of one sweep: several pairs share the sweep's setup (about
+# a hundred instructions a pair with one pair a sweep) at a few hundred bytes of RAM; less
+# for a pointwise layer, whose copies are short and whose scratch sits at the peak of the
+# small models' plans (KWS, streaming wake word).
+COPY_BYTES = 1152
+POINTWISE_COPY_BYTES = 256
+
+
+def call_k16(params: dict) -> int:
+    """The window length of a call's parameter block rounded up to whole vectors."""
+    return repack.round_up(params["k_h"] * params["k_w"] * params["in_c"], 16)
+
+
+def copy_pairs(params: dict, optimize: str) -> int:
+    """Pairs of windows the kernel copies before one assembly sweep over them: as many as fit
+    in COPY_BYTES (POINTWISE_COPY_BYTES), at most eight; one with --optimize size (no
+    assembly sweep) or a window longer than half of those bytes."""
+    if optimize == "size":
+        return 1
+    budget = POINTWISE_COPY_BYTES if pointwise(params) else COPY_BYTES
+    return max(1, min(8, budget // (2 * call_k16(params))))
 
 
 def row_windows(params: dict) -> bool:
@@ -28,8 +52,15 @@ def row_windows(params: dict) -> bool:
 
 def short_rows(params: dict) -> bool:
     """Whether those rows are of at most 16 bytes (an RGB stem's), each a whole-vector store
-    that may reach 16 bytes past the second column."""
+    that may reach 16 bytes past the last column."""
     return row_windows(params) and params["k_w"] * params["in_c"] <= 16
+
+
+def rows_in_place(params: dict) -> bool:
+    """Whether the kernel may read the windows inside the image in place, row by row
+    (kiln_conv2d_s8_blocks_rows; where the output does not overlap the input and the output
+    channels fill blocks of four, the kernel decides at run time): rows of whole vectors."""
+    return row_windows(params) and (params["k_w"] * params["in_c"]) % 16 == 0
 
 
 def pointwise(params: dict) -> bool:
@@ -43,12 +74,15 @@ def template_paths(params: dict, optimize: str) -> set[str]:
     """The template's paths a call takes (codegen/kernels/cortex_m_dsp/paths.py): the copying
     path always (a plan may overlap any layer's output with its input), the direct one for a
     1x1 layer of the input's size, the row copies for windows whose rows are contiguous
-    ("short"), but with --optimize size, which copies every layer's
-    columns (one copy of the inner loop) one tap at a time ("small")."""
+    ("short"), and the windows of rows of whole vectors read in place ("rows"), but with
+    --optimize size, which copies every layer's columns (one copy of the inner loop) one tap
+    at a time ("small")."""
     if optimize == "size":
         return {"small"}
     if pointwise(params):
         return {"direct"}
+    if rows_in_place(params):
+        return {"short", "rows"}
     return {"short"} if row_windows(params) else set()
 
 
@@ -62,11 +96,17 @@ class Conv2dS8MveSpec(KernelSpec):
         rows = w.reshape(w.shape[0], -1)
         k16 = repack.round_up(rows.shape[1], 16)
         p, rq = vector_requant(request, ctx, rows)
+        pairs = copy_pairs(request.params, ctx.optimize)
         return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", repack.mve_gemm_rows(rows), "int8"),
-                             2 * k16 + (16 if short_rows(request.params) else 0), k16=k16, rq=rq)
+                             2 * k16 * pairs + (16 if short_rows(request.params) else 0), k16=k16, rq=rq,
+                             copy_pairs=pairs)
 
     @classmethod
     def declare(cls, call, ctx):
         # an overlapped pointwise layer leaves the direct path for the copying one (template)
-        allow_pair_conv_overlap(ctx, call)
+        # unless its input lies far enough above its output
+        p = call.params
+        tile = 2 * copy_pairs(p, ctx.optimize)  # pixels whose windows are copied before any is written
+        if p["batches"] == 1 or (p["out_h"] * p["out_w"]) % tile == 0:
+            allow_conv_overlap(ctx, call, itemsize=1, tile=tile, reads_first=True)
         claim_paths(ctx, call, template_paths(call.params, ctx.optimize))

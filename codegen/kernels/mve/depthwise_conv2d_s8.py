@@ -44,7 +44,8 @@ def g8_weights(taps: np.ndarray) -> np.ndarray:
 def template_paths(params: dict, optimize: str) -> set[str]:
     """The template's paths a call with parameter block `params` takes (paths.py), as the
     kernel tests them: the general loop (a depth multiplier), else the padded rows where the
-    layer needs them and eight channels at a time (3x3 unrolled, or any window) or four."""
+    layer needs them and eight channels at a time (3x3 unrolled, or any window; two output
+    rows at a time down one column) or four."""
     if params["depth_multiplier"] != 1:
         return {"generic"}
     if g8_path(params, optimize):
@@ -53,7 +54,19 @@ def template_paths(params: dict, optimize: str) -> set[str]:
         group = "c4"
     else:
         group = "c8_3x3" if params["k_h"] == 3 and params["k_w"] == 3 else "c8_taps"
-    return {group} | ({"rows"} if depthwise_rows_path(params, vector=1) else set())
+    paths = {group} | ({"rows"} if depthwise_rows_path(params, vector=1) else set())
+    if group == "c8_taps" and optimize != "size" and one_column(params):
+        paths.add("c8_1d")
+    return paths
+
+
+def one_column(params: dict) -> bool:
+    """Whether the layer's windows run down one input column, unpadded (streaming models):
+    the kernel's two-row path ("c8_1d"; not with --optimize size, which keeps one output
+    stage), which it takes where the output does not overlap the input or starts a pixel or
+    more below it."""
+    return (params["k_w"] == 1 and params["in_w"] == 1 and params["out_w"] == 1 and params["pad_top"] == 0
+            and not depthwise_rows_path(params, vector=1))
 
 
 @kernel_spec
