@@ -55,6 +55,9 @@ DEPTHWISE = [
     ((1, 7, 9, 8), (1, 3, 3, 8), {}),  # 3x3 rows, 8 channels at stride 1: pixel pairs, then an odd one
     ((1, 9, 8, 40), (1, 3, 3, 40), {"strides": (2, 2), "pads": (0, 0, 1, 1), "in_zp": -7}),  # 16 + 16 + 8
     ((1, 6, 7, 24), (1, 3, 3, 24), {"pads": (2, 1, 1, 2), "activation": "relu6"}),  # uneven padding
+    ((1, 6, 6, 16), (1, 3, 3, 16), {"pads": (3, 3, 3, 3)}),  # six border columns: the per-pixel path
+    ((1, 7, 8, 8), (1, 3, 3, 8), {"strides": (2, 2), "pads": (1, 1, 1, 1), "in_zp": 60}),  # 8 lanes, both borders
+    ((1, 5, 6, 24), (1, 3, 3, 24), {"pads": (1, 1, 1, 1), "gain": 80.0}),  # left shifts, borders in the row kernel
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}),  # rows read in place
