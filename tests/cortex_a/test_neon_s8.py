@@ -42,6 +42,8 @@ CONV = [
     ((1, 4, 4, 16), (9, 3, 3, 16), {"pads": (1, 1, 1, 1), "per_channel": False, "bias": False}),
     ((1, 3, 3, 20), (6, 1, 1, 20), {"gain": 60.0}),  # right shifts of 1 to 3
     ((1, 3, 4, 8), (4, 2, 2, 8), {"gain": 3000.0, "out_zp": -60}),  # left shifts
+    ((1, 7, 6, 12), (10, 1, 1, 12), {"strides": (2, 2)}),  # strided pointwise: SDOT in place, NEON short rows
+    ((1, 8, 7, 3), (12, 3, 3, 3), {"strides": (2, 2), "pads": (1, 1, 1, 1), "in_zp": -128}),  # stem, padded
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded
