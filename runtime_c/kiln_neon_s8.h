@@ -110,10 +110,11 @@ KILN_NEON_INLINE void kiln_neon_tile(const int8_t *w, const int8_t *const col[4]
 
 /* TFLM's MultiplyByQuantizedMultiplier of four channels whose bias is already in acc (the
  * GEMM tiles start their sums from it): the left shift, VQRDMULH, then RoundingDivideByPOT.
- * With `right` (every channel of the layer shifts right by at least 1) the ties-away
- * correction of negative lanes is one SSRA (x - 1 for x < 0): VQRDMULH by a positive
- * multiplier below 2^31 never returns INT32_MIN, so the subtraction cannot wrap; otherwise
- * a masked correction (AND, SSHR, SQADD) that leaves lanes which do not shift alone. */
+ * With `right` (every channel of the layer shifts right by at least 1, so none shifts left)
+ * the left shift is left out and the ties-away correction of negative lanes is one SSRA
+ * (x - 1 for x < 0): VQRDMULH by a positive multiplier below 2^31 never returns INT32_MIN,
+ * so the subtraction cannot wrap; otherwise a masked correction (AND, SSHR, SQADD) that
+ * leaves lanes which do not shift alone. */
 typedef struct {
     int32x4_t bias, mult, left, rshift; /* rshift: minus the right shift */
 } kiln_neon_rq4;
@@ -130,9 +131,13 @@ KILN_NEON_INLINE kiln_neon_rq4 kiln_neon_rq4_load(const int32_t *t)
 
 KILN_NEON_INLINE int32x4_t kiln_neon_scale4q(int32x4_t acc, const kiln_neon_rq4 *q, int right)
 {
-    int32x4_t x = vqrdmulhq_s32(vshlq_s32(acc, q->left), q->mult);
-    x = right ? vsraq_n_s32(x, x, 31) : vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, q->rshift), 31));
-    return vrshlq_s32(x, q->rshift);
+    int32x4_t x;
+    if (right) {  /* no channel shifts left either: three instructions */
+        x = vqrdmulhq_s32(acc, q->mult);
+        return vrshlq_s32(vsraq_n_s32(x, x, 31), q->rshift);
+    }
+    x = vqrdmulhq_s32(vshlq_s32(acc, q->left), q->mult);
+    return vrshlq_s32(vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, q->rshift), 31)), q->rshift);
 }
 
 /* kiln_neon_scale4q with the table's bias added first, the table read from t. */

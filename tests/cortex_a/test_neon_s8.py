@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from codegen.compiler import BuildResult
-from codegen.ir import Graph
+from codegen.ir import Graph, GraphBuilder, Quant
 from codegen.kernels.linear import NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT
 from codegen.kernels.select import variant_for_name as kernel_variant
 from codegen.targets import load_target
@@ -42,6 +42,8 @@ CONV = [
     ((1, 4, 4, 16), (9, 3, 3, 16), {"pads": (1, 1, 1, 1), "per_channel": False, "bias": False}),
     ((1, 3, 3, 20), (6, 1, 1, 20), {"gain": 60.0}),  # right shifts of 1 to 3
     ((1, 3, 4, 8), (4, 2, 2, 8), {"gain": 3000.0, "out_zp": -60}),  # left shifts
+    ((1, 7, 6, 12), (10, 1, 1, 12), {"strides": (2, 2)}),  # strided pointwise: SDOT in place, NEON short rows
+    ((1, 8, 7, 3), (12, 3, 3, 3), {"strides": (2, 2), "pads": (1, 1, 1, 1), "in_zp": -128}),  # stem, padded
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded
@@ -55,6 +57,9 @@ DEPTHWISE = [
     ((1, 7, 9, 8), (1, 3, 3, 8), {}),  # 3x3 rows, 8 channels at stride 1: pixel pairs, then an odd one
     ((1, 9, 8, 40), (1, 3, 3, 40), {"strides": (2, 2), "pads": (0, 0, 1, 1), "in_zp": -7}),  # 16 + 16 + 8
     ((1, 6, 7, 24), (1, 3, 3, 24), {"pads": (2, 1, 1, 2), "activation": "relu6"}),  # uneven padding
+    ((1, 6, 6, 16), (1, 3, 3, 16), {"pads": (3, 3, 3, 3)}),  # six border columns: the per-pixel path
+    ((1, 7, 8, 8), (1, 3, 3, 8), {"strides": (2, 2), "pads": (1, 1, 1, 1), "in_zp": 60}),  # 8 lanes, both borders
+    ((1, 5, 6, 24), (1, 3, 3, 24), {"pads": (1, 1, 1, 1), "gain": 80.0}),  # left shifts, borders in the row kernel
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}),  # rows read in place
@@ -77,7 +82,10 @@ def linear_layers(**extra) -> list[Graph]:
 ADD = [((1, 4, 4, 8), (1, 4, 4, 8), "none"),  # one contiguous row of 128: vectors only
        ((1, 3, 5, 6), (1, 1, 1, 6), "relu"),  # b repeats every 6: rows of 6, scalar
        ((2, 3, 1, 12), (1, 1, 5, 1), "relu6"),  # b one element per row of 12: broadcast lanes + tail
-       ((1, 2, 3, 5), (1, 2, 3, 5), "none")]  # 30 elements: 3 vectors and a scalar tail
+       ((1, 2, 3, 5), (1, 2, 3, 5), "none"),  # 30 elements: 3 vectors and a scalar tail
+       ((1, 2, 2, 40), (1, 2, 2, 1), "relu"),  # b one element per row of 40: 16 + 16 lanes, 8, none left
+       ((1, 1, 3, 19), (1, 1, 3, 19), "relu6"),  # one row of 57: 3 x 16 lanes, 8, a scalar
+       ((1, 1, 1, 1), (1, 3, 4, 16), "none")]  # a broadcast: 48 of b's elements against one of a
 
 
 POOL = [((1, 25, 5, 64), (25, 5), (25, 5), (0, 0, 0, 0)),  # KWS: global, 125 positions, 4 blocks
@@ -114,6 +122,20 @@ def test_neon_add_and_average_pool_equal_the_reference():
     variants = load_target("cortex-a53").variants
     assert {kernel_variant(k, variants) for k in ("add_bcast_s8", "average_pool2d_s8")} == {"neon"}
     run_and_compare(g, res, "cortex-a53", random_samples(res.manifest["inputs"], 3, seed=6))
+
+
+def test_neon_add_of_inputs_on_one_scale_equals_the_reference():
+    """Inputs of the same scale both rescale by exactly 1/2 (no right shift on either): the
+    sixteen-lane Add's third specialised loop; other zero points and a large output scale."""
+    b = GraphBuilder("add_same_scale")
+    qa, qb = Quant.of(0.04, 25), Quant.of(0.04, -90)
+    y = b.node("Add", [b.input("a", "int8", (1, 3, 3, 24), qa), b.input("b", "int8", (1, 3, 3, 24), qb)],
+               activation="relu", quant=Quant.of(0.3, -128))
+    g = b.output(y).build()
+    res = build(g, "cortex-a53")
+    call = next(c for c in res.lowered.calls if c.kernel == "add_bcast_s8")
+    assert call.params["q.input1_shift"] == call.params["q.input2_shift"] == 0
+    run_and_compare(g, res, "cortex-a53", random_samples(res.manifest["inputs"], 3, seed=7))
 
 
 def test_weights_of_minus_128_take_the_single_product_path():

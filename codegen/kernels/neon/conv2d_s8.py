@@ -1,6 +1,6 @@
 """templates/kernels/neon/conv2d_s8.c.j2 (and neon_dotprod's): four pixels' windows (im2col,
-or the input itself for a pointwise layer with 16k channels) against blocks of four output
-channels (SDOT: eight), in one register tile."""
+or the input itself for a 1x1 unpadded layer, read k16 bytes at a time against the weights'
+zero padding) against blocks of four output channels (SDOT: eight), in one register tile."""
 
 from __future__ import annotations
 

@@ -1,12 +1,15 @@
 """templates/kernels/neon_dotprod/conv2d_s8.c.j2: the SDOT GEMM of runtime_c/kiln_neon_sdot.h,
 eight output channels by eight pixels per register tile, the window in quads of four k
 (repack.sdot_gemm_blocks with k_multiple 4), read in place where it can be (pointwise layers
-whose channels are a multiple of 4; windows inside the image whose rows are whole quads);
+whose channels are a multiple of 4; windows inside the image, each kernel row of the weights
+zero-padded to whole quads so that the few bytes read past a window row meet zero weights);
 scratch: eight im2col columns of k4 bytes for the others."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from codegen.kernels import repack
 from codegen.kernels.linear import NEON_HEADERS, ConvShape, OutputStage, int8_prepared, vector_requant, weights
@@ -20,9 +23,9 @@ COLS = 8  # pixels per tile (KILN_SDOT_COLS)
 @dataclass(frozen=True)
 class Conv2dS8Dotprod(ConvShape, OutputStage):
     input_zp: int
-    k4: int  # window length rounded up to a multiple of 4
+    k4: int  # window length (with row_quads: k_h padded rows) rounded up to a multiple of 4
     direct: int  # 1x1, unpadded, in_c a multiple of 4: the columns are the input pixels
-    row_quads: int  # quads per window row when rows are whole quads (read in place inside the image), else 0
+    row_quads: int  # quads per zero-padded window row (rows read in place inside the image), or 0
     right: int  # every channel shifts right by 1 or more (neon/conv2d_s8.shifts_right)
     rq: ConstArray
 
@@ -43,11 +46,22 @@ class Conv2dS8DotprodSpec(KernelSpec):
         w = weights(request, ctx)
         rows = w.reshape(w.shape[0], -1)
         p, rq = vector_requant(request, ctx, rows, block=8)
-        k4 = repack.round_up(rows.shape[1], 4)
-        direct = pointwise_in_place(request.params)
-        packed = ctx.constant(request.node, "w", repack.sdot_gemm_blocks(rows, 4), "int8")
         shape = request.params
-        row = shape["k_w"] * shape["in_c"]
-        row_quads = row // 4 if not direct and row % 4 == 0 and shape["dilation_w"] == 1 else 0
+        direct = pointwise_in_place(shape)
+        row_quads = 0
+        if not direct and shape["dilation_w"] == 1:
+            row_quads = repack.round_up(shape["k_w"] * shape["in_c"], 4) // 4
+            rows = padded_window_rows(rows, shape["k_h"], 4 * row_quads)
+        k4 = repack.round_up(rows.shape[1], 4)
+        packed = ctx.constant(request.node, "w", repack.sdot_gemm_blocks(rows, 4), "int8")
         return int8_prepared(cls, request, ctx, p, packed, 4 if direct else COLS * k4, k4=k4, direct=int(direct),
                              row_quads=row_quads, right=shifts_right(p), rq=rq)
+
+
+def padded_window_rows(rows: np.ndarray, k_h: int, pitch: int) -> np.ndarray:
+    """[O, k_h * row] weights with each of the k_h kernel rows zero-padded to `pitch` bytes:
+    a window row read in place then takes whole quads, the bytes past its end (the next
+    pixels' channels) multiplied by zero."""
+    o = rows.shape[0]
+    split = rows.reshape(o, k_h, -1)
+    return np.pad(split, ((0, 0), (0, 0), (0, pitch - split.shape[2]))).reshape(o, k_h * pitch)
