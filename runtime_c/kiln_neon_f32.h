@@ -2,8 +2,8 @@
  * kiln_neon_f32.h - the float32 GEMM register tile of Kiln's NEON conv2d_f32 and
  * fully_connected_f32 kernels (AArch64: Cortex-A53/A55/A72/A76): four rows by sixteen output
  * channels (or eight), 16 float32x4 accumulators (v16-v31; 8: v16-v23) started from the bias, per step of k one input
- * lane of each row times four weight vectors (FMLA by element), then the activation clamp and
- * one ST1 of four vectors per row.
+ * lane of each row times four weight vectors (FMLA by element), then the activation clamp (its
+ * upper bound only when finite) and one ST1 of four vectors per row.
  *
  * Inline assembly because GCC's scheduler hoists the next steps' weight loads above the
  * multiplies and then spills accumulators to the stack (92 instructions per four k at -O3
@@ -107,7 +107,7 @@
     : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [runs] "+r"(runs),              \
       [out] "+r"(out), [quads] "=&r"(quads), [rest] "=&r"(rest)                                                \
     : [run_len] "r"(run_len), [row_bytes] "r"(row_bytes), [skip0] "r"(skip0), [skip1] "r"(skip1),              \
-      [skip2] "r"(skip2), [skip3] "r"(skip3), [lo] "w"(lo), [hi] "w"(hi)                                       \
+      [skip2] "r"(skip2), [skip3] "r"(skip3), [lo] "w"(lo), [hi] "w"(hi), [bounded] "r"(bounded)                                       \
     : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v16", "v17",  \
       "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
 
@@ -134,31 +134,38 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
     /* from a run's end to the next run's start, in bytes */
     const int64_t skip0 = (int64_t)(a->step[0] - a->run_len) * 4, skip1 = (int64_t)(a->step[1] - a->run_len) * 4;
     const int64_t skip2 = (int64_t)(a->step[2] - a->run_len) * 4, skip3 = (int64_t)(a->step[3] - a->run_len) * 4;
+    /* the upper clamp applies (not +inf, e.g. ReLU6); else its FMINs are skipped */
+    const int64_t bounded = vgetq_lane_f32(hi, 0) <= 0x1.fffffep+127f;
     if (wide) {
         __asm__ volatile(
-            "ld1 {v16.4s - v19.4s}, [%[w]], #64\n\t"
-            "mov v20.16b, v16.16b\n\t" "mov v21.16b, v17.16b\n\t" "mov v22.16b, v18.16b\n\t" "mov v23.16b, v19.16b\n\t"
-            "mov v24.16b, v16.16b\n\t" "mov v25.16b, v17.16b\n\t" "mov v26.16b, v18.16b\n\t" "mov v27.16b, v19.16b\n\t"
-            "mov v28.16b, v16.16b\n\t" "mov v29.16b, v17.16b\n\t" "mov v30.16b, v18.16b\n\t" "mov v31.16b, v19.16b\n\t"
+            "ld1 {v16.4s - v19.4s}, [%[w]]\n\t"
+            "ld1 {v20.4s - v23.4s}, [%[w]]\n\t"
+            "ld1 {v24.4s - v27.4s}, [%[w]]\n\t"
+            "ld1 {v28.4s - v31.4s}, [%[w]], #64\n\t"
             KILN_F32_LOOPS("ld1 {v4.4s - v7.4s}, [%[w]], #64\n\t", "ld1 {v8.4s - v11.4s}, [%[w]], #64\n\t",
                            KILN_F32_STEP16("v4", "v5", "v6", "v7", "0"), KILN_F32_STEP16("v8", "v9", "v10", "v11", "1"),
                            KILN_F32_STEP16("v4", "v5", "v6", "v7", "2"), KILN_F32_STEP16("v8", "v9", "v10", "v11", "3"),
                            KILN_F32_STEP16("v4", "v5", "v6", "v7", "0"))
             KILN_F32_CLAMP16("fmax", "[lo]")
+            "cbz %w[bounded], 6f\n\t"
             KILN_F32_CLAMP16("fmin", "[hi]")
+            "6:\n\t"
             KILN_F32_STORE("v16.4s - v19.4s", "v20.4s - v23.4s", "v24.4s - v27.4s", "v28.4s - v31.4s")
             KILN_F32_OPERANDS);
     } else {
         __asm__ volatile(
-            "ld1 {v16.4s, v17.4s}, [%[w]], #32\n\t"
-            "mov v18.16b, v16.16b\n\t" "mov v19.16b, v17.16b\n\t" "mov v20.16b, v16.16b\n\t"
-            "mov v21.16b, v17.16b\n\t" "mov v22.16b, v16.16b\n\t" "mov v23.16b, v17.16b\n\t"
+            "ld1 {v16.4s, v17.4s}, [%[w]]\n\t"
+            "ld1 {v18.4s, v19.4s}, [%[w]]\n\t"
+            "ld1 {v20.4s, v21.4s}, [%[w]]\n\t"
+            "ld1 {v22.4s, v23.4s}, [%[w]], #32\n\t"
             KILN_F32_LOOPS("ld1 {v4.4s, v5.4s}, [%[w]], #32\n\t", "ld1 {v8.4s, v9.4s}, [%[w]], #32\n\t",
                            KILN_F32_STEP8("v4", "v5", "0"), KILN_F32_STEP8("v8", "v9", "1"),
                            KILN_F32_STEP8("v4", "v5", "2"), KILN_F32_STEP8("v8", "v9", "3"),
                            KILN_F32_STEP8("v4", "v5", "0"))
             KILN_F32_CLAMP8("fmax", "[lo]")
+            "cbz %w[bounded], 6f\n\t"
             KILN_F32_CLAMP8("fmin", "[hi]")
+            "6:\n\t"
             KILN_F32_STORE("v16.4s, v17.4s", "v18.4s, v19.4s", "v20.4s, v21.4s", "v22.4s, v23.4s")
             KILN_F32_OPERANDS);
     }

@@ -49,6 +49,9 @@ DEPTHWISE = [
     ((1, 9, 1, 12), (1, 5, 1, 12), {}),  # 1-D window
     ((1, 7, 9, 12), (1, 3, 3, 12), {}),  # 3x3 rows inside: 8 + 4 channels
     ((1, 9, 8, 8), (1, 3, 3, 8), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),  # 3x3 rows, SAME padding
+    ((2, 7, 11, 12), (1, 3, 3, 12), {"strides": (2, 2), "pads": (1, 1, 1, 1), "activation": "relu"}),  # whole image
+    ((1, 2, 2, 4), (1, 3, 3, 4), {"pads": (1, 1, 1, 1)}),  # every window misses a row and a column
+    ((1, 3, 14, 8), (1, 3, 3, 8), {"pads": (1, 1, 0, 1), "activation": "relu6"}),  # groups of 4, singles, right
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}),
