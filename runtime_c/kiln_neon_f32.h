@@ -180,6 +180,103 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
     (void)rest;
 }
 
+/* One row's step of k: accumulators c0..c3 (c0, c1 for eight channels) += weights wa..wd times
+ * lane `lane` of v0. */
+#define KILN_F32_ONE16(c0, c1, c2, c3, wa, wb, wc, wd, lane) KILN_F32_ROW4(c0, c1, c2, c3, "v0", wa, wb, wc, wd, lane)
+#define KILN_F32_ONE8(c0, c1, wa, wb, lane) KILN_F32_ROW2(c0, c1, "v0", wa, wb, lane)
+
+/* The loops of a one-row tile over its runs: per run its quads of k (the four steps' weights
+ * by `loads`, even steps into one set of accumulators and odd ones into another: twice the
+ * independent FMLA chains), then the rest one k at a time; the row then steps to its next run. */
+#define KILN_F32_ONE_LOOPS(loads, steps, load_tail, step_tail)                             \
+    "1:\n\t"                                                                              \
+    "lsr %[quads], %[run_len], #2\n\t"                                                    \
+    "and %[rest], %[run_len], #3\n\t"                                                     \
+    "cbz %[quads], 3f\n\t"                                                                \
+    "2:\n\t"                                                                              \
+    "ldr q0, [%[a0]], #16\n\t"                                                            \
+    loads                                                                                 \
+    "subs %[quads], %[quads], #1\n\t"                                                     \
+    steps                                                                                 \
+    "b.ne 2b\n\t"                                                                         \
+    "3:\n\t"                                                                              \
+    "cbz %[rest], 5f\n\t"                                                                 \
+    "4:\n\t"                                                                              \
+    "ldr s0, [%[a0]], #4\n\t"                                                             \
+    load_tail                                                                             \
+    "subs %[rest], %[rest], #1\n\t"                                                       \
+    step_tail                                                                             \
+    "b.ne 4b\n\t"                                                                         \
+    "5:\n\t"                                                                              \
+    "add %[a0], %[a0], %[skip0]\n\t"                                                      \
+    "subs %[runs], %[runs], #1\n\t"                                                       \
+    "b.ne 1b\n\t"
+
+#define KILN_F32_ONE_OPERANDS                                                                                  \
+    : [a0] "+r"(a0), [w] "+r"(w), [runs] "+r"(runs), [quads] "=&r"(quads), [rest] "=&r"(rest)                  \
+    : [run_len] "r"(run_len), [skip0] "r"(skip0), [out] "r"(out), [lo] "w"(lo), [hi] "w"(hi),                  \
+      [bounded] "r"(bounded)                                                                                   \
+    : "cc", "memory", "v0", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",      \
+      "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27"
+
+/* out[c] = clamp(bias[c] + sum over k of a[0][k] * w[k][c]) for channels c < 16 (`wide`) or
+ * c < 8 of one panel w, as kiln_neon_f32_tile4 for one row (a fully connected layer of batch
+ * 1, a convolution's last pixel): each weight is used once, so four weight vectors come per
+ * LD1; the sum is the bias plus the even steps' products, plus the odd steps' products. */
+static inline __attribute__((always_inline)) void kiln_neon_f32_tile1(const kiln_neon_f32_rows *a, const float *w,
+                                                                     float *out, float32x4_t lo, float32x4_t hi,
+                                                                     int wide)
+{
+    const float *a0 = a->row[0];
+    int64_t quads, rest, runs = a->runs;
+    const int64_t run_len = a->run_len, skip0 = (int64_t)(a->step[0] - a->run_len) * 4;
+    const int64_t bounded = vgetq_lane_f32(hi, 0) <= 0x1.fffffep+127f;
+    if (wide) {
+        __asm__ volatile(
+            "ld1 {v16.4s - v19.4s}, [%[w]], #64\n\t"
+            "movi v20.4s, #0\n\t" "movi v21.4s, #0\n\t" "movi v22.4s, #0\n\t" "movi v23.4s, #0\n\t"
+            KILN_F32_ONE_LOOPS("ld1 {v4.4s - v7.4s}, [%[w]], #64\n\t" "ld1 {v8.4s - v11.4s}, [%[w]], #64\n\t"
+                               "ld1 {v12.4s - v15.4s}, [%[w]], #64\n\t" "ld1 {v24.4s - v27.4s}, [%[w]], #64\n\t",
+                               KILN_F32_ONE16("v16", "v17", "v18", "v19", "v4", "v5", "v6", "v7", "0")
+                               KILN_F32_ONE16("v20", "v21", "v22", "v23", "v8", "v9", "v10", "v11", "1")
+                               KILN_F32_ONE16("v16", "v17", "v18", "v19", "v12", "v13", "v14", "v15", "2")
+                               KILN_F32_ONE16("v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "3"),
+                               "ld1 {v4.4s - v7.4s}, [%[w]], #64\n\t",
+                               KILN_F32_ONE16("v16", "v17", "v18", "v19", "v4", "v5", "v6", "v7", "0"))
+            "fadd v16.4s, v16.4s, v20.4s\n\t" "fadd v17.4s, v17.4s, v21.4s\n\t"
+            "fadd v18.4s, v18.4s, v22.4s\n\t" "fadd v19.4s, v19.4s, v23.4s\n\t"
+            KILN_F32_CLAMP2("fmax", "[lo]", "v16", "v17") KILN_F32_CLAMP2("fmax", "[lo]", "v18", "v19")
+            "cbz %w[bounded], 6f\n\t"
+            KILN_F32_CLAMP2("fmin", "[hi]", "v16", "v17") KILN_F32_CLAMP2("fmin", "[hi]", "v18", "v19")
+            "6:\n\t"
+            "st1 {v16.4s - v19.4s}, [%[out]]\n\t"
+            KILN_F32_ONE_OPERANDS);
+    } else {
+        __asm__ volatile(
+            "ld1 {v16.4s, v17.4s}, [%[w]], #32\n\t"
+            "movi v20.4s, #0\n\t" "movi v21.4s, #0\n\t"
+            KILN_F32_ONE_LOOPS("ld1 {v4.4s - v7.4s}, [%[w]], #64\n\t" "ld1 {v8.4s - v11.4s}, [%[w]], #64\n\t",
+                               KILN_F32_ONE8("v16", "v17", "v4", "v5", "0")
+                               KILN_F32_ONE8("v20", "v21", "v6", "v7", "1")
+                               KILN_F32_ONE8("v16", "v17", "v8", "v9", "2")
+                               KILN_F32_ONE8("v20", "v21", "v10", "v11", "3"),
+                               "ld1 {v4.4s, v5.4s}, [%[w]], #32\n\t",
+                               KILN_F32_ONE8("v16", "v17", "v4", "v5", "0"))
+            "fadd v16.4s, v16.4s, v20.4s\n\t" "fadd v17.4s, v17.4s, v21.4s\n\t"
+            KILN_F32_CLAMP2("fmax", "[lo]", "v16", "v17")
+            "cbz %w[bounded], 6f\n\t"
+            KILN_F32_CLAMP2("fmin", "[hi]", "v16", "v17")
+            "6:\n\t"
+            "st1 {v16.4s, v17.4s}, [%[out]]\n\t"
+            KILN_F32_ONE_OPERANDS);
+    }
+    (void)a0; /* stepped by the loops, not read after them */
+    (void)w;
+    (void)runs;
+    (void)quads;
+    (void)rest;
+}
+
 #undef KILN_F32_ROW2
 #undef KILN_F32_ROW4
 #undef KILN_F32_STEP16
@@ -190,5 +287,9 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
 #undef KILN_F32_LOOPS
 #undef KILN_F32_STORE
 #undef KILN_F32_OPERANDS
+#undef KILN_F32_ONE16
+#undef KILN_F32_ONE8
+#undef KILN_F32_ONE_LOOPS
+#undef KILN_F32_ONE_OPERANDS
 
 #endif /* KILN_NEON_F32_H */
