@@ -10,7 +10,8 @@
  * -mcpu=cortex-a72 where 74 do); here four k take 4 input loads, 4 LD1s of four weight vectors
  * (the next step's loaded while the current one multiplies) and 64 FMLAs.
  *
- * The rows are read in place in runs (a window's kernel rows inside the image: no im2col copy).
+ * The rows are read in place in runs, each from a table of pointers (a window's kernel rows
+ * inside the image, its taps at the border, zeros for the padding: no im2col copy).
  * Weights: codegen/kernels/repack_f32.gemm_panels (a block's 16 bias values, then per k its 16
  * weights). Each sum is bias + a[0]w[0] + a[1]w[1] + ..., one rounding per FMA.
  */
@@ -62,6 +63,8 @@
  * time; the rows then step to their next run. */
 #define KILN_F32_LOOPS(load_a, load_b, step_a0, step_b1, step_a2, step_b3, step_tail)      \
     "1:\n\t"                                                                              \
+    "ldp %[a0], %[a1], [%[run]], #16\n\t"                                                 \
+    "ldp %[a2], %[a3], [%[run]], #16\n\t"                                                 \
     "lsr %[quads], %[run_len], #2\n\t"                                                    \
     "and %[rest], %[run_len], #3\n\t"                                                     \
     "cbz %[quads], 3f\n\t"                                                                \
@@ -86,10 +89,6 @@
     step_tail                                                                             \
     "b.ne 4b\n\t"                                                                         \
     "5:\n\t"                                                                              \
-    "add %[a0], %[a0], %[skip0]\n\t"                                                      \
-    "add %[a1], %[a1], %[skip1]\n\t"                                                      \
-    "add %[a2], %[a2], %[skip2]\n\t"                                                      \
-    "add %[a3], %[a3], %[skip3]\n\t"                                                      \
     "subs %[runs], %[runs], #1\n\t"                                                       \
     "b.ne 1b\n\t"
 
@@ -104,19 +103,18 @@
     "st1 {" r3 "}, [%[out]]\n\t"
 
 #define KILN_F32_OPERANDS                                                                                      \
-    : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [runs] "+r"(runs),              \
-      [out] "+r"(out), [quads] "=&r"(quads), [rest] "=&r"(rest)                                                \
-    : [run_len] "r"(run_len), [row_bytes] "r"(row_bytes), [skip0] "r"(skip0), [skip1] "r"(skip1),              \
-      [skip2] "r"(skip2), [skip3] "r"(skip3), [lo] "w"(lo), [hi] "w"(hi), [bounded] "r"(bounded)                                       \
+    : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [w] "+r"(w), [run] "+r"(run),            \
+      [runs] "+r"(runs), [out] "+r"(out), [quads] "=&r"(quads), [rest] "=&r"(rest)                             \
+    : [run_len] "r"(run_len), [row_bytes] "r"(row_bytes), [lo] "w"(lo), [hi] "w"(hi), [bounded] "r"(bounded)   \
     : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v16", "v17",  \
       "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
 
-/* The left operand of a GEMM tile: row r (r < 4; a tile of one row reads row[0] only) is
- * `runs` runs of `run_len` floats, run i at row[r] + i * step[r] - a window read in place
- * (one run per kernel row, step: the image's row), or one run (runs 1, step unused). */
+/* The left operand of a GEMM tile: row r (r < 4; a tile of one row reads row 0 only) is
+ * `runs` runs of `run_len` floats, run i of row r at run[4 * i + r]: a window's kernel rows
+ * read in place (taps in the padding: a run of zeros), its taps one by one at the border, or
+ * one run (a pointwise layer's pixel, a fully connected layer's row). */
 typedef struct {
-    const float *row[4];
-    int32_t step[4];
+    const float *const *run;
     int32_t runs;
     int32_t run_len;
 } kiln_neon_f32_rows;
@@ -128,12 +126,10 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
                                                                      float *out, int32_t ldo, float32x4_t lo,
                                                                      float32x4_t hi, int wide)
 {
-    const float *a0 = a->row[0], *a1 = a->row[1], *a2 = a->row[2], *a3 = a->row[3];
+    const float *a0, *a1, *a2, *a3;
+    const float *const *run = a->run;
     int64_t quads, rest, runs = a->runs;
     const int64_t run_len = a->run_len, row_bytes = (int64_t)ldo * 4;
-    /* from a run's end to the next run's start, in bytes */
-    const int64_t skip0 = (int64_t)(a->step[0] - a->run_len) * 4, skip1 = (int64_t)(a->step[1] - a->run_len) * 4;
-    const int64_t skip2 = (int64_t)(a->step[2] - a->run_len) * 4, skip3 = (int64_t)(a->step[3] - a->run_len) * 4;
     /* the upper clamp applies (not +inf, e.g. ReLU6); else its FMINs are skipped */
     const int64_t bounded = vgetq_lane_f32(hi, 0) <= 0x1.fffffep+127f;
     if (wide) {
@@ -173,6 +169,7 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
     (void)a1;
     (void)a2;
     (void)a3;
+    (void)run;
     (void)w;
     (void)runs;
     (void)out;
@@ -190,6 +187,7 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
  * independent FMLA chains), then the rest one k at a time; the row then steps to its next run. */
 #define KILN_F32_ONE_LOOPS(loads, steps, load_tail, step_tail)                             \
     "1:\n\t"                                                                              \
+    "ldr %[a0], [%[run]], #32\n\t"                                                        \
     "lsr %[quads], %[run_len], #2\n\t"                                                    \
     "and %[rest], %[run_len], #3\n\t"                                                     \
     "cbz %[quads], 3f\n\t"                                                                \
@@ -208,14 +206,12 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
     step_tail                                                                             \
     "b.ne 4b\n\t"                                                                         \
     "5:\n\t"                                                                              \
-    "add %[a0], %[a0], %[skip0]\n\t"                                                      \
     "subs %[runs], %[runs], #1\n\t"                                                       \
     "b.ne 1b\n\t"
 
 #define KILN_F32_ONE_OPERANDS                                                                                  \
-    : [a0] "+r"(a0), [w] "+r"(w), [runs] "+r"(runs), [quads] "=&r"(quads), [rest] "=&r"(rest)                  \
-    : [run_len] "r"(run_len), [skip0] "r"(skip0), [out] "r"(out), [lo] "w"(lo), [hi] "w"(hi),                  \
-      [bounded] "r"(bounded)                                                                                   \
+    : [a0] "=&r"(a0), [w] "+r"(w), [run] "+r"(run), [runs] "+r"(runs), [quads] "=&r"(quads), [rest] "=&r"(rest) \
+    : [run_len] "r"(run_len), [out] "r"(out), [lo] "w"(lo), [hi] "w"(hi), [bounded] "r"(bounded)              \
     : "cc", "memory", "v0", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",      \
       "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27"
 
@@ -227,9 +223,10 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile1(const kiln
                                                                      float *out, float32x4_t lo, float32x4_t hi,
                                                                      int wide)
 {
-    const float *a0 = a->row[0];
+    const float *a0;
+    const float *const *run = a->run;
     int64_t quads, rest, runs = a->runs;
-    const int64_t run_len = a->run_len, skip0 = (int64_t)(a->step[0] - a->run_len) * 4;
+    const int64_t run_len = a->run_len;
     const int64_t bounded = vgetq_lane_f32(hi, 0) <= 0x1.fffffep+127f;
     if (wide) {
         __asm__ volatile(
@@ -271,6 +268,7 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile1(const kiln
             KILN_F32_ONE_OPERANDS);
     }
     (void)a0; /* stepped by the loops, not read after them */
+    (void)run;
     (void)w;
     (void)runs;
     (void)quads;
