@@ -45,8 +45,10 @@ class Conv2dF32NeonSpec(KernelSpec):
                      and shape["pad_left"] == 0  # and no pixel in the bottom/right padding:
                      and (shape["out_h"] - 1) * shape["stride_h"] < shape["in_h"]
                      and (shape["out_w"] - 1) * shape["stride_w"] < shape["in_w"])
-        # a tile's table of runs (ROWS pointers per kernel tap), then a kernel row of zeros
-        scratch = ScratchArg(8 * ROWS * shape["k_h"] * shape["k_w"] + 4 * shape["k_w"] * shape["in_c"])
+        # a tile's table of runs (ROWS pointers per kernel tap), a kernel row of zeros, then
+        # the windows of a tile gathered at the left and right border
+        scratch = ScratchArg(8 * ROWS * shape["k_h"] * shape["k_w"] + 4 * shape["k_w"] * shape["in_c"]
+                             + 4 * ROWS * depth)
         return Prepared(cls.Params(**shape, depth=depth, pointwise=pointwise),
                         (ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0]), scratch),
                         (*request.headers, GEMM_HEADER))
