@@ -1,8 +1,10 @@
 """The NEON float32 kernels (templates/kernels/neon/*_f32) equal the reference on random
 layers run under qemu-aarch64: pointwise convolution as a GEMM (strided too), general
-convolution (padding on every side, strides, dilations, RGB and single-channel stems),
-depthwise convolution (the 16- and 4-channel vector paths, the scalar tail, depth
-multipliers), fully connected (1 to 6 rows, every channel-block width), max and average
+convolution (padding on every side, strides, dilations, RGB and single-channel stems: runs
+of kernel rows, gathered border windows, taps of dilated rows), depthwise convolution (the
+whole-image 3x3 path with every border at strides 1 and 2, the 16- and 4-channel vector
+paths, the scalar tail, depth multipliers), fully connected (1 to 6 rows, every
+channel-block width, the one-row assembly tiles), max and average
 pooling, broadcasting Add/Sub/Mul and softmax, all in one executable per target.
 
 FMA rounds once where the reference rounds twice, so the linear kernels and softmax agree to
@@ -58,6 +60,8 @@ FULLY_CONNECTED = [
     ((6, 10), (29, 10), {"activation": "relu"}),  # one tile of 4 rows and two single rows
     ((4, 33), (16, 33), {}),
     ((1, 3), (1, 3), {"activation": "relu_n1_to_1"}),
+    ((1, 37), (24, 37), {"activation": "relu6"}),  # one row: assembly tiles of 16 and 8 channels
+    ((2, 9), (40, 9), {}),  # two single rows, 16 + 16 + 8 channels
 ]
 POOLS = [  # (op, input, kernel, strides, pads, activation)
     ("MaxPool2D", (1, 8, 8, 6), (2, 2), (2, 2), (0, 0, 0, 0), "none"),
@@ -67,6 +71,7 @@ POOLS = [  # (op, input, kernel, strides, pads, activation)
 ]
 ELEMENTWISE = [  # (op, a shape, b shape, activation)
     ("Add", (1, 4, 4, 8), (1, 4, 4, 8), "none"),
+    ("Sub", (1, 3, 4, 9), (1, 3, 4, 9), "relu6"),  # contiguous, clamped above, 16 at a time and a tail
     ("Add", (1, 3, 5, 6), (1, 1, 1, 6), "relu"),  # per-channel vector
     ("Sub", (2, 3, 1, 4), (1, 1, 5, 1), "none"),  # both broadcast
     ("Mul", (1, 2, 3, 7), (1, 1, 1, 1), "relu6"),  # scalar
