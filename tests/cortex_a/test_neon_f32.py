@@ -17,13 +17,15 @@ the NEON convolution writing its output over its input (partial overlap by 4-pix
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from codegen.ir import Graph, GraphBuilder, run_graph
 from codegen.kernels.repack_f32 import block_widths, gemm_panels
 from codegen.kernels.select import variant_for_name as kernel_variant
-from codegen.targets import load_target
+from codegen.targets import load_target, with_kernels
 from codegen.verify import qemu_user
 from codegen.verify.compare import compare_output
 from codegen.verify.samples import random_samples
@@ -261,3 +263,45 @@ def test_neon_conv_partial_overlap_bit_exact(aarch64):
     for a, want in zip(qemu_user.run_generated(forced, "t", feeds, t), qemu_user.run_generated(plain.files, "t", feeds, t)):
         for name in want:
             np.testing.assert_array_equal(a[name], want[name], err_msg=name)
+
+
+def _depthwise_into_hybrid(x_shape, dw_attrs, seed) -> Graph:
+    """A 3x3 depthwise layer whose output a hybrid convolution also reads (so the NEON kernel
+    must sum in the reference's exact order), both outputs graph outputs."""
+    from ops.test_hybrid_conv2d import hybrid_model  # tests/ops, as above
+
+    from codegen.frontends.tflite import load_bytes
+
+    hybrid = load_bytes(hybrid_model(x_shape, (6, 3, 3, x_shape[3]), {"padding": "SAME"}, "channel", seed=seed))
+    dw = float_layer("DepthwiseConv2D", x_shape, (1, 3, 3, x_shape[3]), seed=seed + 1, **dw_attrs)
+    (link,) = hybrid.inputs
+    (dw_out,) = dw.outputs
+    rename = {dw_out: link, **{name: f"dw_{name}" for name in dw.values if name != dw_out}}
+    g = Graph("dw_hybrid")
+    for v in dw.values.values():
+        if v.name != dw_out:
+            g.add_value(dataclasses.replace(v, name=rename[v.name]))
+    for v in hybrid.values.values():
+        g.add_value(v)
+    g.nodes = [dataclasses.replace(n, inputs=[rename.get(i, i) for i in n.inputs],
+                                   outputs=[rename.get(o, o) for o in n.outputs]) for n in dw.nodes] + hybrid.nodes
+    g.inputs = [rename[name] for name in dw.inputs]
+    g.outputs = [link, *hybrid.outputs]
+    return g
+
+
+@pytest.mark.parametrize("x_shape, dw_attrs", [
+    ((1, 6, 5, 16), {"pads": (1, 1, 1, 1), "activation": "relu"}),  # KWS-like: a narrow row, every border
+    ((1, 9, 12, 8), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),  # stride 2: groups of four, the right border
+])
+def test_neon_depthwise_read_by_a_hybrid_layer_is_the_reference_bit_for_bit(aarch64, x_shape, dw_attrs):
+    g = _depthwise_into_hybrid(x_shape, dw_attrs, seed=31)
+    target = load_target("cortex-a72")
+    fast, slow = build(g, target), build(g, with_kernels(target, ()))
+    assert any(c.kernel == "depthwise_conv2d_f32" and c.variant == "neon" for c in fast.lowered.calls)
+    feeds = random_samples(fast.manifest["inputs"], 2, seed=3)
+    runs = zip(qemu_user.run_generated(fast.files, "t", feeds, target),
+               qemu_user.run_generated(slow.files, "t", feeds, target))
+    for got, want in runs:
+        for name in g.outputs:
+            np.testing.assert_array_equal(got[name], want[name], err_msg=name)
