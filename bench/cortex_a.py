@@ -206,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", action="store_true",
                     help="also Kiln's reference kernels and SMLAL against SDOT (three times the builds)")
     ap.add_argument("--peers", choices=("measure", "cached"), default="measure",
-                    help="cached: only LiteRT figures already in bench/.work/litert-aarch64 (no new runs)")
+                    help="cached: only LiteRT figures measured before (bench/.work/litert-aarch64, else "
+                         "bench/cortex_a_peers.json; no new runs)")
     args = ap.parse_args(argv)
     fast: dict = {}
     ref: dict = {}

@@ -58,27 +58,35 @@
     KILN_F32_CLAMP2(op, bound, "v16", "v17") KILN_F32_CLAMP2(op, bound, "v18", "v19")         \
     KILN_F32_CLAMP2(op, bound, "v20", "v21") KILN_F32_CLAMP2(op, bound, "v22", "v23")
 
-/* The loops of a tile over its runs: per run its quads of k (the weights of the next lane
- * loaded, `load_a` or `load_b`, while the current lane multiplies), then the rest one k at a
- * time; the rows then step to their next run. */
-#define KILN_F32_LOOPS(load_a, load_b, step_a0, step_b1, step_a2, step_b3, step_tail)      \
-    "1:\n\t"                                                                              \
-    "ldp %[a0], %[a1], [%[run]], #16\n\t"                                                 \
-    "ldp %[a2], %[a3], [%[run]], #16\n\t"                                                 \
-    "lsr %[quads], %[run_len], #2\n\t"                                                    \
-    "and %[rest], %[run_len], #3\n\t"                                                     \
-    "cbz %[quads], 3f\n\t"                                                                \
-    "2:\n\t"                                                                              \
+/* One quad of k (four steps) of the four rows: their inputs, then per step the weights of the
+ * next lane loaded (`load_a` or `load_b`) while the current lane multiplies; `mid` goes
+ * before the last step (the loop's count). */
+#define KILN_F32_QUAD(load_a, load_b, step_a0, step_b1, step_a2, step_b3, mid)             \
     "ldr q0, [%[a0]], #16\n\t"                                                            \
     "ldr q1, [%[a1]], #16\n\t"                                                            \
     "ldr q2, [%[a2]], #16\n\t"                                                            \
     "ldr q3, [%[a3]], #16\n\t"                                                            \
-    load_a load_b step_a0 load_a step_b1 load_b step_a2                                   \
-    "subs %[quads], %[quads], #1\n\t"                                                     \
-    step_b3                                                                               \
+    load_a load_b step_a0 load_a step_b1 load_b step_a2 mid step_b3
+
+/* The loops of a tile over its runs: per run its quads of k, an odd one first, then two per
+ * iteration (one loop count for eight steps), then the rest one k at a time. */
+#define KILN_F32_LOOPS(load_a, load_b, step_a0, step_b1, step_a2, step_b3, step_tail)      \
+    "1:\n\t"                                                                              \
+    "ldp %[a0], %[a1], [%[run]], #16\n\t"                                                 \
+    "ldp %[a2], %[a3], [%[run]], #16\n\t"                                                 \
+    "lsr %[quads], %[run_len], #3\n\t"                                                    \
+    "tbz %[run_len], #2, 21f\n\t"                                                         \
+    KILN_F32_QUAD(load_a, load_b, step_a0, step_b1, step_a2, step_b3, "")                 \
+    "21:\n\t"                                                                             \
+    "cbz %[quads], 3f\n\t"                                                                \
+    "2:\n\t"                                                                              \
+    KILN_F32_QUAD(load_a, load_b, step_a0, step_b1, step_a2, step_b3, "")                 \
+    KILN_F32_QUAD(load_a, load_b, step_a0, step_b1, step_a2, step_b3,                     \
+                  "subs %[quads], %[quads], #1\n\t")                                      \
     "b.ne 2b\n\t"                                                                         \
     "3:\n\t"                                                                              \
-    "cbz %[rest], 5f\n\t"                                                                 \
+    "ands %[rest], %[run_len], #3\n\t"                                                    \
+    "b.eq 5f\n\t"                                                                         \
     "4:\n\t"                                                                              \
     "ldr s0, [%[a0]], #4\n\t"                                                             \
     "ldr s1, [%[a1]], #4\n\t"                                                             \
@@ -282,6 +290,7 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile1(const kiln
 #undef KILN_F32_CLAMP2
 #undef KILN_F32_CLAMP16
 #undef KILN_F32_CLAMP8
+#undef KILN_F32_QUAD
 #undef KILN_F32_LOOPS
 #undef KILN_F32_STORE
 #undef KILN_F32_OPERANDS
