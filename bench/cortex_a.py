@@ -30,7 +30,9 @@ from codegen.targets import load_target, with_kernels
 from codegen.verify.profile import Profile, build_plugin, estimated_cycles, profile_model
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ROOT.parent / "shared" / "models" / "mlperf_tiny"
+# the checkout's sibling shared/ folder (a worktree's too: the first such folder above the root)
+MODELS = next((d / "shared" / "models" / "mlperf_tiny" for d in ROOT.parents
+               if (d / "shared" / "models" / "mlperf_tiny").is_dir()), ROOT.parent / "shared" / "models" / "mlperf_tiny")
 INT8_MODELS = [("KWS", "kws_ref_model.tflite"), ("VWW", "vww_96_int8.tflite"),
                ("IC", "pretrainedResnet_quant.tflite"), ("AD", "ad01_int8.tflite"),
                ("streaming wake word", "str_ww_ref_model.tflite")]
@@ -204,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", action="store_true",
                     help="also Kiln's reference kernels and SMLAL against SDOT (three times the builds)")
     ap.add_argument("--peers", choices=("measure", "cached"), default="measure",
-                    help="cached: only LiteRT figures already in bench/.work/litert-aarch64 (no new runs)")
+                    help="cached: only LiteRT figures measured before (bench/.work/litert-aarch64, else "
+                         "bench/cortex_a_peers.json; no new runs)")
     args = ap.parse_args(argv)
     fast: dict = {}
     ref: dict = {}

@@ -13,7 +13,10 @@ picks its kernels from it. Figure: the median over invokes 3-12 of (marker-to-ma
 invoke) - (count of an empty marker pair).
 
 Everything fetched lives in bench/.work/litert-aarch64 (gitignored); never commit it.
-Measured figures are cached there by (model digest, core, wheel names) so reruns are quick.
+Measured figures are cached there by (model digest, core, wheel names) so reruns are quick,
+and each measured figure is also recorded in bench/cortex_a_peers.json (committed: the
+figures alone, with the versions that gave them), which `--peers cached` reads on a machine
+without the fetched environment.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import numpy as np
 from bench.config import BENCH, WORK
 
 CACHE = WORK / "litert-aarch64"
+FIGURES = BENCH / "cortex_a_peers.json"
 GUEST_SCRIPT = BENCH / "peers" / "litert_invoke.py"
 SYSROOT_PACKAGES = ("libc6", "libgcc-s1", "libstdc++6", "gcc-12-base", "python3.11", "python3.11-minimal",
                     "libpython3.11-minimal", "libpython3.11-stdlib", "libexpat1", "zlib1g", "libffi8", "libssl3",
@@ -59,7 +63,7 @@ class PeerError(RuntimeError):
 class PeerCount:
     instructions: int  # median over the measured invokes, marker overhead subtracted
     spread: tuple[int, int]  # min and max over the measured invokes
-    output: np.ndarray  # first output of the last inference
+    output: np.ndarray | None  # first output of the last inference (None: from FIGURES)
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -115,7 +119,10 @@ def site_packages() -> Path:
 
 
 def litert_version() -> str:
+    """The fetched wheels' names and versions, else those FIGURES were measured with."""
     names = sorted(p.name for p in (CACHE / "wheels").glob("*.whl"))
+    if not names:
+        return ", ".join(sorted({f["litert"] for f in _figures()["figures"]}))
     return ", ".join(n.split("-")[0] + " " + n.split("-")[1] for n in names)
 
 
@@ -131,8 +138,12 @@ def _marks(path: Path) -> list[int]:
     return [int(line) for line in path.read_text().splitlines() if line.strip().isdigit()]
 
 
+def _digest(model: Path) -> str:
+    return hashlib.sha256(model.read_bytes()).hexdigest()[:16]
+
+
 def _cache_key(model: Path, core: str) -> str:
-    digest = hashlib.sha256(model.read_bytes()).hexdigest()[:16]
+    digest = _digest(model)
     return hashlib.sha256(f"{digest} {core} {litert_version()} {GUEST_SCRIPT.read_text()}".encode()).hexdigest()[:20]
 
 
@@ -158,7 +169,23 @@ def measure(model: Path, core: str, plugin: Path) -> PeerCount:
         (work / "result.json").write_text(json.dumps({"counts": counts}))
         shutil.rmtree(done, ignore_errors=True)
         work.rename(done)
-    return _load(done)
+    count = _load(done)
+    _record(model, core, count)
+    return count
+
+
+def _figures() -> dict:
+    return json.loads(FIGURES.read_text()) if FIGURES.is_file() else {"figures": []}
+
+
+def _record(model: Path, core: str, count: PeerCount) -> None:
+    """Keep the figure in FIGURES (one entry per model digest and core, one line each, sorted)."""
+    data = _figures()
+    entry = {"model": model.name, "sha256_16": _digest(model), "core": core, "litert": litert_version(),
+             "instructions": count.instructions, "spread": list(count.spread)}
+    rows = [f for f in data["figures"] if (f["sha256_16"], f["core"]) != (entry["sha256_16"], core)] + [entry]
+    rows.sort(key=lambda f: (f["model"], f["core"]))
+    FIGURES.write_text('{"figures": [\n' + ",\n".join(json.dumps(f) for f in rows) + "\n]}\n")
 
 
 def _load(done: Path) -> PeerCount:
@@ -167,8 +194,14 @@ def _load(done: Path) -> PeerCount:
 
 
 def cached(model: Path, core: str) -> PeerCount | None:
-    """The figure an earlier run measured for `model` on `core`, or None (nothing is run)."""
-    if not (CACHE / "wheels").is_dir():
-        return None
-    done = CACHE / "counts" / _cache_key(model, core)
-    return _load(done) if (done / "result.json").is_file() else None
+    """The figure an earlier run measured for `model` on `core` (this machine's cache, else
+    the committed FIGURES), or None; nothing is run."""
+    if (CACHE / "wheels").is_dir():
+        done = CACHE / "counts" / _cache_key(model, core)
+        if (done / "result.json").is_file():
+            return _load(done)
+    digest = _digest(model)
+    for f in _figures()["figures"]:
+        if (f["sha256_16"], f["core"]) == (digest, core):
+            return PeerCount(f["instructions"], tuple(f["spread"]), None)
+    return None

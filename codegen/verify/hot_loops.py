@@ -23,9 +23,11 @@ from codegen.targets import Target
 
 MCA = "llvm-mca"
 ITERATIONS = 100
-_LABEL = re.compile(r"^(\.?L[\w.]+):")
+# GCC's labels, and the numeric local labels of inline assembly ("2:", branched to as "2b")
+_LABEL = re.compile(r"^(\.?L[\w.]+):|^\s*(\d+):\s*$")
 _CONDITIONS = "eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le"
-_BRANCH = re.compile(rf"^\s+(?:b(?:\.?(?:{_CONDITIONS}))?|cbn?z\s+\w+,|tbn?z\s+\w+,\s*#?\d+,)\s*(\.?L[\w.]+)\s*$")
+_BRANCH = re.compile(rf"^\s+(?:b(?:\.?(?:{_CONDITIONS}))?|cbn?z\s+\w+,|tbn?z\s+\w+,\s*#?\d+,)\s*"
+                     rf"(\.?L[\w.]+|\d+b)\s*$")
 _VECTOR = re.compile(r"\bv\d+\.|\b[qd]\d+\b")
 
 
@@ -68,17 +70,28 @@ def functions(asm: str) -> dict[str, list[str]]:
 
 def _instructions(lines: list[str]) -> list[str]:
     return [ln.split("//")[0].rstrip() for ln in lines
-            if ln.startswith("\t") and not ln.strip().startswith(".") and ln.strip()]
+            if ln.startswith("\t") and not ln.strip().startswith((".", "#")) and ln.strip()
+            and not _LABEL.match(ln)]
+
+
+def _target(lines: list[str], i: int, name: str) -> int | None:
+    """The line of the label a branch at line i goes back to: a GCC label, or the nearest
+    numeric label `N:` above for `Nb`."""
+    for j in range(i - 1, -1, -1):
+        m = _LABEL.match(lines[j])
+        if m and (m.group(1) == name or (name.endswith("b") and m.group(2) == name[:-1])):
+            return j
+    return None
 
 
 def innermost_loops(lines: list[str]) -> list[list[str]]:
     """The instructions of each innermost loop (label ... backward branch to it)."""
-    labels = {m.group(1): i for i, ln in enumerate(lines) if (m := _LABEL.match(ln))}
     spans = []
     for i, ln in enumerate(lines):
         m = _BRANCH.match(ln)
-        if m and m.group(1) in labels and labels[m.group(1)] < i:
-            spans.append((labels[m.group(1)], i))
+        start = _target(lines, i, m.group(1)) if m else None
+        if start is not None:
+            spans.append((start, i))
     inner = [s for s in spans if not any(o != s and s[0] <= o[0] and o[1] <= s[1] for o in spans)]
     return [_instructions(lines[a + 1:b + 1]) for a, b in inner]
 

@@ -57,3 +57,29 @@ def test_a_kernel_loop_gets_cycles_per_iteration(cortex_a, target, tmp_path):
     loop = loops["conv2d_s8"]
     assert loop.function.startswith("kiln_conv2d_s8") and loop.instructions > 8
     assert 0.2 < loop.ipc <= 4.0  # no core here issues more than four instructions per cycle
+
+
+ASM_LISTING = """\
+kiln_tile:
+#APP
+\t1:
+\tldp\tx4, x5, [x2], #16
+\tcbz\tx3, 3f
+\t2:
+\tldr\tq0, [x4], #16
+\tfmla\tv16.4s, v4.4s, v0.s[0]
+\tsubs\tx3, x3, #1
+\tb.ne\t2b
+\t3:
+\tsubs\tx0, x0, #1
+\tb.ne\t1b
+#NO_APP
+\tret
+\t.size\tkiln_tile, .-kiln_tile
+"""
+
+
+def test_inline_assembly_loops_are_found_by_their_numeric_labels():
+    loops = hot_loops.innermost_loops(hot_loops.functions(ASM_LISTING)["kiln_tile"])
+    assert loops == [["\tldr\tq0, [x4], #16", "\tfmla\tv16.4s, v4.4s, v0.s[0]", "\tsubs\tx3, x3, #1",
+                      "\tb.ne\t2b"]]  # `3f` goes forward: no loop; `1b` holds the inner one

@@ -1,8 +1,10 @@
 """The NEON float32 kernels (templates/kernels/neon/*_f32) equal the reference on random
 layers run under qemu-aarch64: pointwise convolution as a GEMM (strided too), general
-convolution (padding on every side, strides, dilations, RGB and single-channel stems),
-depthwise convolution (the 16- and 4-channel vector paths, the scalar tail, depth
-multipliers), fully connected (1 to 6 rows, every channel-block width), max and average
+convolution (padding on every side, strides, dilations, RGB and single-channel stems: runs
+of kernel rows, gathered border windows, taps of dilated rows), depthwise convolution (the
+whole-image 3x3 path with every border at strides 1 and 2, the 16- and 4-channel vector
+paths, the scalar tail, depth multipliers), fully connected (1 to 6 rows, every
+channel-block width, the one-row assembly tiles), max and average
 pooling, broadcasting Add/Sub/Mul and softmax, all in one executable per target.
 
 FMA rounds once where the reference rounds twice, so the linear kernels and softmax agree to
@@ -15,13 +17,15 @@ the NEON convolution writing its output over its input (partial overlap by 4-pix
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from codegen.ir import Graph, GraphBuilder, run_graph
 from codegen.kernels.repack_f32 import block_widths, gemm_panels
 from codegen.kernels.select import variant_for_name as kernel_variant
-from codegen.targets import load_target
+from codegen.targets import load_target, with_kernels
 from codegen.verify import qemu_user
 from codegen.verify.compare import compare_output
 from codegen.verify.samples import random_samples
@@ -49,12 +53,17 @@ DEPTHWISE = [
     ((1, 9, 1, 12), (1, 5, 1, 12), {}),  # 1-D window
     ((1, 7, 9, 12), (1, 3, 3, 12), {}),  # 3x3 rows inside: 8 + 4 channels
     ((1, 9, 8, 8), (1, 3, 3, 8), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),  # 3x3 rows, SAME padding
+    ((2, 7, 11, 12), (1, 3, 3, 12), {"strides": (2, 2), "pads": (1, 1, 1, 1), "activation": "relu"}),  # whole image
+    ((1, 2, 2, 4), (1, 3, 3, 4), {"pads": (1, 1, 1, 1)}),  # every window misses a row and a column
+    ((1, 3, 14, 8), (1, 3, 3, 8), {"pads": (1, 1, 0, 1), "activation": "relu6"}),  # groups of 4, singles, right
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}),
     ((6, 10), (29, 10), {"activation": "relu"}),  # one tile of 4 rows and two single rows
     ((4, 33), (16, 33), {}),
     ((1, 3), (1, 3), {"activation": "relu_n1_to_1"}),
+    ((1, 37), (24, 37), {"activation": "relu6"}),  # one row: assembly tiles of 16 and 8 channels
+    ((2, 9), (40, 9), {}),  # two single rows, 16 + 16 + 8 channels
 ]
 POOLS = [  # (op, input, kernel, strides, pads, activation)
     ("MaxPool2D", (1, 8, 8, 6), (2, 2), (2, 2), (0, 0, 0, 0), "none"),
@@ -64,6 +73,7 @@ POOLS = [  # (op, input, kernel, strides, pads, activation)
 ]
 ELEMENTWISE = [  # (op, a shape, b shape, activation)
     ("Add", (1, 4, 4, 8), (1, 4, 4, 8), "none"),
+    ("Sub", (1, 3, 4, 9), (1, 3, 4, 9), "relu6"),  # contiguous, clamped above, 16 at a time and a tail
     ("Add", (1, 3, 5, 6), (1, 1, 1, 6), "relu"),  # per-channel vector
     ("Sub", (2, 3, 1, 4), (1, 1, 5, 1), "none"),  # both broadcast
     ("Mul", (1, 2, 3, 7), (1, 1, 1, 1), "relu6"),  # scalar
@@ -253,3 +263,45 @@ def test_neon_conv_partial_overlap_bit_exact(aarch64):
     for a, want in zip(qemu_user.run_generated(forced, "t", feeds, t), qemu_user.run_generated(plain.files, "t", feeds, t)):
         for name in want:
             np.testing.assert_array_equal(a[name], want[name], err_msg=name)
+
+
+def _depthwise_into_hybrid(x_shape, dw_attrs, seed) -> Graph:
+    """A 3x3 depthwise layer whose output a hybrid convolution also reads (so the NEON kernel
+    must sum in the reference's exact order), both outputs graph outputs."""
+    from ops.test_hybrid_conv2d import hybrid_model  # tests/ops, as above
+
+    from codegen.frontends.tflite import load_bytes
+
+    hybrid = load_bytes(hybrid_model(x_shape, (6, 3, 3, x_shape[3]), {"padding": "SAME"}, "channel", seed=seed))
+    dw = float_layer("DepthwiseConv2D", x_shape, (1, 3, 3, x_shape[3]), seed=seed + 1, **dw_attrs)
+    (link,) = hybrid.inputs
+    (dw_out,) = dw.outputs
+    rename = {dw_out: link, **{name: f"dw_{name}" for name in dw.values if name != dw_out}}
+    g = Graph("dw_hybrid")
+    for v in dw.values.values():
+        if v.name != dw_out:
+            g.add_value(dataclasses.replace(v, name=rename[v.name]))
+    for v in hybrid.values.values():
+        g.add_value(v)
+    g.nodes = [dataclasses.replace(n, inputs=[rename.get(i, i) for i in n.inputs],
+                                   outputs=[rename.get(o, o) for o in n.outputs]) for n in dw.nodes] + hybrid.nodes
+    g.inputs = [rename[name] for name in dw.inputs]
+    g.outputs = [link, *hybrid.outputs]
+    return g
+
+
+@pytest.mark.parametrize("x_shape, dw_attrs", [
+    ((1, 6, 5, 16), {"pads": (1, 1, 1, 1), "activation": "relu"}),  # KWS-like: a narrow row, every border
+    ((1, 9, 12, 8), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),  # stride 2: groups of four, the right border
+])
+def test_neon_depthwise_read_by_a_hybrid_layer_is_the_reference_bit_for_bit(aarch64, x_shape, dw_attrs):
+    g = _depthwise_into_hybrid(x_shape, dw_attrs, seed=31)
+    target = load_target("cortex-a72")
+    fast, slow = build(g, target), build(g, with_kernels(target, ()))
+    assert any(c.kernel == "depthwise_conv2d_f32" and c.variant == "neon" for c in fast.lowered.calls)
+    feeds = random_samples(fast.manifest["inputs"], 2, seed=3)
+    runs = zip(qemu_user.run_generated(fast.files, "t", feeds, target),
+               qemu_user.run_generated(slow.files, "t", feeds, target))
+    for got, want in runs:
+        for name in g.outputs:
+            np.testing.assert_array_equal(got[name], want[name], err_msg=name)

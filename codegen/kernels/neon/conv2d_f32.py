@@ -1,6 +1,6 @@
-"""templates/kernels/neon/conv2d_f32.c.j2: windows gathered four at a time (im2col; a
-pointwise layer's rows are its input pixels as they lie) against packed weight panels
-(codegen/kernels/repack_f32.gemm_panels). Weights and bias must be constants."""
+"""templates/kernels/neon/conv2d_f32.c.j2: four windows at a time, read in place through a
+table of runs (kernel rows, or taps at the border; zeros for the padding), against packed
+weight panels (codegen/kernels/repack_f32.gemm_panels). Weights and bias must be constants."""
 
 from __future__ import annotations
 
@@ -45,7 +45,10 @@ class Conv2dF32NeonSpec(KernelSpec):
                      and shape["pad_left"] == 0  # and no pixel in the bottom/right padding:
                      and (shape["out_h"] - 1) * shape["stride_h"] < shape["in_h"]
                      and (shape["out_w"] - 1) * shape["stride_w"] < shape["in_w"])
-        scratch = ScratchArg(4 if pointwise else ROWS * depth * 4)  # ROWS gathered windows
+        # a tile's table of runs (ROWS pointers per kernel tap), a kernel row of zeros, then
+        # the windows of a tile gathered at the left and right border
+        scratch = ScratchArg(8 * ROWS * shape["k_h"] * shape["k_w"] + 4 * shape["k_w"] * shape["in_c"]
+                             + 4 * ROWS * depth)
         return Prepared(cls.Params(**shape, depth=depth, pointwise=pointwise),
                         (ctx.tensor(node.inputs[0]), packed, ctx.tensor(node.outputs[0]), scratch),
                         (*request.headers, GEMM_HEADER))
