@@ -68,7 +68,10 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
                                             add_activation="none")],
     "fully_connected_s8": lambda: [int8_layer("FullyConnected", (3, 33), (7, 33), seed=5, activation="relu")],
     "conv_transpose2d_s8": lambda: [int8_layer("ConvTranspose2D", (1, 4, 5, 5), (7, 3, 3, 5), seed=14, strides=(2, 2),
-                                               pads=(0, 0, 1, 1))],
+                                               pads=(0, 0, 1, 1)),
+                                    # a phase without taps (stride 3 > kernel 2), output past the input
+                                    int8_layer("ConvTranspose2D", (2, 3, 4, 20), (6, 2, 3, 20), seed=43,
+                                               strides=(3, 2), pads=(1, 0, -2, 1), in_zp=-128)],
     "add_bcast_s8": lambda: [int8_add((1, 3, 5, 6), (1, 1, 1, 6), "relu", 6)],
     "average_pool2d_s8": lambda: [int8_average_pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 7)],
     "max_pool2d_s8": lambda: [int8_max_pool((1, 9, 9, 20), (3, 3), (2, 2), (0, 0, 1, 1), 5, activation="relu")],

@@ -96,9 +96,10 @@ def random_input(g: Graph, seed: int = 1) -> np.ndarray:
 
 
 def merge(graphs: Sequence[Graph], name: str = "merged") -> tuple[Graph, list[str], list[str]]:
-    """The one-node graphs side by side in one graph: graph k's inputs become `<input><k>`,
-    its output `y<k>` (after a trailing copy, so that each node writes into the arena as it
-    would inside a model). Returns the graph and the input and output names per graph."""
+    """The one-node graphs side by side in one graph: graph k's inputs become `<input>_<k>`
+    (the separator keeps input x1 of graph 2 apart from input x of graph 12), its output `y<k>`
+    (after a trailing copy, so that each node writes into the arena as it would inside a
+    model). Returns the graph and the input and output names per graph."""
     b = GraphBuilder(name)
     ins_of, outs = [], []
     for k, g in enumerate(graphs):
@@ -109,9 +110,9 @@ def merge(graphs: Sequence[Graph], name: str = "merged") -> tuple[Graph, list[st
             if v is None:
                 ins.append("")
             elif v.is_const:
-                ins.append(b.const(f"{i}{k}", v.data, quant=v.quant))
+                ins.append(b.const(f"{i}_{k}", v.data, quant=v.quant))
             else:
-                ins.append(b.input(f"{i}{k}", v.dtype, v.shape, v.quant))
+                ins.append(b.input(f"{i}_{k}", v.dtype, v.shape, v.quant))
                 renamed.append(ins[-1])
         out_q = g.values[node.outputs[0]].quant
         y = b.node(node.op, ins, name=f"{node.name}{k}", quant=out_q, **node.attrs)
