@@ -7,6 +7,8 @@ calls (the state carried over), where the float LSTM on the dequantized weights 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from tflite_recurrent_models import lstm_model
@@ -17,6 +19,9 @@ from op_testing import assert_c_equals_reference, graph_of_cases
 from codegen.frontends.tflite import load_bytes
 from codegen.frontends.tflite.hybrid import dequantized_model
 from codegen.ir.interpreter import run_graph
+from codegen.options import CompileOptions
+from codegen.targets import load_target
+from codegen.variants.bounded import verify_bounded
 
 CASES = {
     "batch_major": {},
@@ -65,6 +70,31 @@ def test_hybrid_lstm_reference_matches_litert(kw):
     feeds = {name: x if k == 0 else np.zeros(g.values[name].shape, np.float32) for k, name in enumerate(g.inputs)}
     y = run_graph(g, feeds)[g.outputs[0]]
     assert _relative(y, run_litert_stream(model, [x])[0][0]) <= 1e-6
+
+
+def test_hybrid_lstm_on_cortex_m4_matches_litert():
+    """newlib's expf / tanhf and soft double (the asymmetric parameters) on a Cortex-M4F."""
+    kw = CASES["wide_asymmetric_peephole"]
+    model = lstm_model(int8_weights=True, **kw)
+    inputs = _inputs(kw, 2)
+    got = run_kiln_stream(build_stream(model, "cortex-m4"), inputs, "cortex-m4")
+    for have, expected in zip(got, run_litert_stream(model, inputs)):
+        assert _relative(have[0], expected[0]) <= 1e-6
+
+
+def test_hybrid_lstm_with_an_open_time_axis_verified_at_several_lengths(tmp_path):
+    """--max-shape: the HybridLSTM runs the steps the extent sets (its `lens`), checked
+    against LiteRT on the model written at each length."""
+    def written(steps: int, open_steps: bool = False) -> Path:
+        path = tmp_path / f"hybrid_{steps}{'_open' if open_steps else ''}.tflite"
+        path.write_bytes(lstm_model(steps=steps, int8_weights=True, open_steps=open_steps, features=4, hidden=8,
+                                    asymmetric_inputs=True))
+        return path
+    build, results = verify_bounded(written(16, True), CompileOptions(load_target("host")), {"x": (1, 16, 4)},
+                                    samples=3, reference=written)
+    assert [e for e, _ in results] == [1, 8, 16] and all(r.ok for _, r in results)
+    assert max(o.max_abs_error for _, r in results for o in r.outputs) <= 1e-6
+    assert "hybrid_lstm_f32" in build.manifest["kernels"]
 
 
 def test_lstm_with_float_matrices_stays_the_float_lstm():
