@@ -88,9 +88,17 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
     "average_pool2d_f32": lambda: [_pool("AveragePool2D", (1, 9, 6, 5), (3, 2), (2, 3), (2, 1, 0, 1))],
     "softmax_f32": lambda: [_softmax()],
     "hybrid_conv2d_f32": lambda: [_hybrid()],
+    "conv_transpose2d_f32": lambda: [float_layer("ConvTranspose2D", (1, 4, 5, 6), (7, 3, 3, 6), seed=44,
+                                                 strides=(2, 2), pads=(0, 0, 1, 1), activation="relu"),
+                                     # a phase without taps, an output channel block of 16 and one of 4
+                                     float_layer("ConvTranspose2D", (2, 3, 4, 5), (18, 2, 3, 5), seed=45,
+                                                 strides=(3, 2), pads=(1, 0, -2, 1)),
+                                     float_layer("ConvTranspose2D", (1, 5, 6, 3), (5, 3, 3, 3), seed=46,
+                                                 pads=(1, 1, 1, 1))],
 }
 # Float kernels that round otherwise than the reference: fused multiply-adds, another summation order.
 ROUNDED = {"conv2d_f32", "depthwise_conv2d_f32", "fully_connected_f32", "average_pool2d_f32", "softmax_f32"}
+ROUNDED |= {"conv_transpose2d_f32"}
 
 # Variants whose kernels compute another runtime's arithmetic, not the reference kernels':
 # each is run against that runtime by its own tests.
