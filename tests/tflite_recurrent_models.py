@@ -19,8 +19,9 @@ def lstm_model(batch: int = 1, steps: int = 5, features: int = 3, hidden: int = 
     `hidden_scale`: the hidden state's (and output's) scale, else the input's; `cell_clip`: the
     option, in real units; `bias_type`: another type for the quantized gate biases; `int8_weights`:
     a float32 model's weight matrices int8 with one scale each (a hybrid, dynamic-range LSTM), which
-    LiteRT runs quantizing x and h with a zero point with `asymmetric_inputs`. `open_steps`: the steps axis of the input and output left open (-1 in their shape signature),
-    as the converter writes a model with a `None` time axis; the weights do not depend on `steps`."""
+    LiteRT runs quantizing x and h with a zero point with `asymmetric_inputs`. `open_steps`: the
+    steps axis of the input and output left open (-1 in their shape signature), as the converter
+    writes a model with a `None` time axis; the weights do not depend on `steps`."""
     rng = np.random.default_rng(seed)
     w = ModelWriter()
     act = {"int8": dict(scale=0.02, zero_point=-1), "int16": dict(scale=0.001, zero_point=0)}.get(dtype, {})

@@ -60,7 +60,8 @@ def test_hybrid_lstm_matches_litert_hybrid_kernel_over_consecutive_calls(kw):
     assert max(_relative(have[0], d[0]) for have, d in zip(got, dequantized)) > 1e-4
 
 
-@pytest.mark.parametrize("kw", [CASES["time_major"], CASES["wide_asymmetric_peephole"]], ids=["symmetric", "asymmetric"])
+@pytest.mark.parametrize("kw", [CASES["time_major"], CASES["wide_asymmetric_peephole"]],
+                         ids=["symmetric", "asymmetric"])
 def test_hybrid_lstm_reference_matches_litert(kw):
     """The op's numpy reference (the interpreter's) computes LiteRT's arithmetic too."""
     model = lstm_model(int8_weights=True, **kw)
