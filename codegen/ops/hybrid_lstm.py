@@ -25,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from codegen.errors import KilnError
+from codegen.quant.linear import INT32_MAX
 from codegen.ops.hybrid_quant import quantize_asymmetric, quantize_symmetric
 from codegen.ops.lstm import LSTM
 from codegen.ops.recurrent import RecurrentOp, sigmoid
@@ -55,6 +56,10 @@ class HybridLSTM(LSTM):
                                 node=node.name)
         if node.attrs["direction"] == "bidirectional" or float(node.attrs["clip"]) != 0.0:
             raise KilnError("HybridLSTM runs one direction without clip", node=node.name)
+        for v in ins[1:3]:  # the dot product and zero point x row sum each reach 128 x sum |w|
+            worst = int(np.abs(v.data.astype(np.int64)).sum(axis=-1).max()) if v.data.size else 0
+            if 256 * worst > INT32_MAX:
+                raise KilnError(f"HybridLSTM rows of '{v.name}' could overflow the int32 accumulator", node=node.name)
 
     @classmethod
     def step(cls, node, x_t, h, c, w, r, b, p, clip):
