@@ -25,12 +25,12 @@ from dataclasses import replace
 import numpy as np
 
 from codegen.errors import KilnError
-from codegen.quant.linear import INT32_MAX
 from codegen.ops.hybrid_quant import quantize_asymmetric, quantize_symmetric
 from codegen.ops.lstm import LSTM
 from codegen.ops.recurrent import RecurrentOp, sigmoid
 from codegen.ops.registry import register
 from codegen.ops.request import ScratchArg
+from codegen.quant.linear import INT32_MAX
 
 _F32 = np.float32
 
