@@ -155,6 +155,11 @@ class ConvTranspose2D(Op):
             return
         lo, hi = float_activation(node)
         params = {**geometry(node, g.values[x].shape, wv.shape), "act_min": lo, "act_max": hi}
+        b = node.inputs[2] if len(node.inputs) > 2 else ""
+        if wv.is_const and (not b or g.values[b].is_const):
+            # constant weights and bias: the kernel lays them out (codegen/kernels/*/conv_transpose2d_f32.py)
+            ctx.request(KernelRequest("conv_transpose2d_f32", node, params))
+            return
         ctx.request(KernelRequest("conv_transpose2d_f32", node, params, (ctx.tensor(x), ctx.tensor(w),
                                   float_bias_arg(node, ctx, wv.shape[0]), ctx.tensor(node.outputs[0]))))
 

@@ -89,7 +89,10 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
                                             add_activation="none")],
     "fully_connected_s8": lambda: [int8_layer("FullyConnected", (3, 33), (7, 33), seed=5, activation="relu")],
     "conv_transpose2d_s8": lambda: [int8_layer("ConvTranspose2D", (1, 4, 5, 5), (7, 3, 3, 5), seed=14, strides=(2, 2),
-                                               pads=(0, 0, 1, 1))],
+                                               pads=(0, 0, 1, 1)),
+                                    # a phase without taps (stride 3 > kernel 2), output past the input
+                                    int8_layer("ConvTranspose2D", (2, 3, 4, 20), (6, 2, 3, 20), seed=43,
+                                               strides=(3, 2), pads=(1, 0, -2, 1), in_zp=-128)],
     "add_bcast_s8": lambda: [int8_add((1, 3, 5, 6), (1, 1, 1, 6), "relu", 6)],
     "average_pool2d_s8": lambda: [int8_average_pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 7)],
     "max_pool2d_s8": lambda: [int8_max_pool((1, 9, 9, 20), (3, 3), (2, 2), (0, 0, 1, 1), 5, activation="relu")],
@@ -112,10 +115,18 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
                           matmul_graph((3, 7), (7, 5), True, 9, -2, seed=42)],
     "svdf_s8": lambda: [svdf_graph(2, 13, 4, 2, 7, True, seed=43)],
     "matmul_f32": lambda: [_matmul_f32((2, 6, 11), (11, 13))],
+    "conv_transpose2d_f32": lambda: [float_layer("ConvTranspose2D", (1, 4, 5, 6), (7, 3, 3, 6), seed=44,
+                                                 strides=(2, 2), pads=(0, 0, 1, 1), activation="relu"),
+                                     # a phase without taps, an output channel block of 16 and one of 4
+                                     float_layer("ConvTranspose2D", (2, 3, 4, 5), (18, 2, 3, 5), seed=45,
+                                                 strides=(3, 2), pads=(1, 0, -2, 1)),
+                                     float_layer("ConvTranspose2D", (1, 5, 6, 3), (5, 3, 3, 3), seed=46,
+                                                 pads=(1, 1, 1, 1))],
 }
 # Float kernels that round otherwise than the reference: fused multiply-adds, another summation order.
 ROUNDED = {"conv2d_f32", "depthwise_conv2d_f32", "fully_connected_f32", "average_pool2d_f32", "softmax_f32"}
 ROUNDED |= {"matmul_f32"}  # NEON: fused multiply-adds
+ROUNDED |= {"conv_transpose2d_f32"}
 
 # Variants whose kernels compute another runtime's arithmetic, not the reference kernels':
 # each is run against that runtime by its own tests.

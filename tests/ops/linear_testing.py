@@ -95,16 +95,11 @@ def random_input(g: Graph, seed: int = 1) -> np.ndarray:
     return rng.standard_normal(v.shape).astype(np.float32)
 
 
-def _fresh(b: GraphBuilder, name: str, k: int) -> str:
-    """`<name><k>`, or `<name>_<k>` where that is taken (input x1 of graph 2 and input x of
-    graph 12 would both be x12)."""
-    return f"{name}{k}" if f"{name}{k}" not in b.g.values else f"{name}_{k}"
-
-
 def merge(graphs: Sequence[Graph], name: str = "merged") -> tuple[Graph, list[str], list[str]]:
-    """The one-node graphs side by side in one graph: graph k's inputs become `<input><k>`,
-    its output `y<k>` (after a trailing copy, so that each node writes into the arena as it
-    would inside a model). Returns the graph and the input and output names per graph."""
+    """The one-node graphs side by side in one graph: graph k's inputs become `<input>_<k>`
+    (the separator keeps input x1 of graph 2 apart from input x of graph 12), its output `y<k>`
+    (after a trailing copy, so that each node writes into the arena as it would inside a
+    model). Returns the graph and the input and output names per graph."""
     b = GraphBuilder(name)
     ins_of, outs = [], []
     for k, g in enumerate(graphs):
@@ -115,9 +110,9 @@ def merge(graphs: Sequence[Graph], name: str = "merged") -> tuple[Graph, list[st
             if v is None:
                 ins.append("")
             elif v.is_const:
-                ins.append(b.const(_fresh(b, i, k), v.data, quant=v.quant))
+                ins.append(b.const(f"{i}_{k}", v.data, quant=v.quant))
             else:
-                ins.append(b.input(_fresh(b, i, k), v.dtype, v.shape, v.quant))
+                ins.append(b.input(f"{i}_{k}", v.dtype, v.shape, v.quant))
                 renamed.append(ins[-1])
         out_q = g.values[node.outputs[0]].quant
         if len(node.outputs) > 1:  # a node of several outputs (SVDF: output, next state): each copied out

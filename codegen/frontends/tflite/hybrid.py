@@ -1,9 +1,11 @@
 """Hybrid ("dynamic-range quantized") TFLite models: int8 weights feeding float operators.
 
-Kiln computes these operators in float with the weights dequantized at import. LiteRT does
-something else: it quantizes the activations on the fly and multiplies in int8, which moves
-results by ~1e-3 relative. `dequantized_model` writes the float model Kiln actually compiles,
-so that a reference runtime can be compared with Kiln at float tolerance.
+Kiln computes these operators in float with the weights dequantized at import, but for the
+convolution (HybridConv2D) and the LSTM's gate matrices (HybridLSTM), which quantize their
+inputs on the fly and multiply in int8 as LiteRT does. LiteRT's on-the-fly quantization moves
+results by ~1e-3 relative from the float computation. `dequantized_model` writes the float
+model that the dequantized operators compute, so that a reference runtime can be compared with
+them at float tolerance.
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ the same way.
 
 TFLite's weights are one matrix per gate (input, forget, cell, output); Kiln's LSTM takes
 ONNX's layout, the gates stacked in the order input, output, forget, cell, the sequence first;
-IntegerLSTM keeps TFLite's order. A hybrid (dynamic-range) LSTM, int8 weights for float
-activations, runs as the float LSTM on its weights dequantized at import (hybrid.py), not with
-LiteRT's per-step quantization of x and h (about 1e-3 relative away from LiteRT).
+IntegerLSTM keeps TFLite's order. A hybrid (dynamic-range) LSTM, int8 gate matrices for float
+activations, becomes a HybridLSTM (codegen/ops/hybrid_lstm.py), which quantizes x and h at each
+step as LiteRT's hybrid kernel does.
 """
 
 from __future__ import annotations
@@ -69,11 +69,27 @@ def _float_lstm(ctx: OpContext, x: str, batch: int) -> tuple[str, str, str]:
     state_shape = (1, batch, hidden)
     h0 = compose.step(ctx, "Reshape", [read_tensor_variable(ctx, 18)], "h0", shape=state_shape)
     c0 = compose.step(ctx, "Reshape", [read_tensor_variable(ctx, 19)], "c0", shape=state_shape)
-    y, h, c = compose.step(ctx, "LSTM", [x, compose.constant(ctx, "w", w), compose.constant(ctx, "r", r),
-                                         compose.constant(ctx, "b", bias[None]), h0, c0,
-                                         compose.constant(ctx, "peephole", peep)],
-                           "cell", hidden_size=hidden)
+    op, attrs = "LSTM", {}
+    if _hybrid_matrices(ctx):  # LiteRT's hybrid kernel: int8 matrices, x and h quantized at each step
+        w = np.stack([ctx.tensor(k).data for k in _INPUT_WEIGHTS]).reshape(1, 4 * hidden, -1)
+        r = np.stack([ctx.tensor(k).data for k in _RECURRENT_WEIGHTS]).reshape(1, 4 * hidden, hidden)
+        op = "HybridLSTM"
+        attrs = {"w_scales": tuple(ctx.tensor(k).quant.s for k in _INPUT_WEIGHTS),
+                 "r_scales": tuple(ctx.tensor(k).quant.s for k in _RECURRENT_WEIGHTS),
+                 "asymmetric": bool(ctx.options("UnidirectionalSequenceLSTMOptions").get("AsymmetricQuantizeInputs"))}
+    y, h, c = compose.step(ctx, op, [x, compose.constant(ctx, "w", w), compose.constant(ctx, "r", r),
+                                     compose.constant(ctx, "b", bias[None]), h0, c0,
+                                     compose.constant(ctx, "peephole", peep)],
+                           "cell", hidden_size=hidden, **attrs)
     return y, h, c
+
+
+def _hybrid_matrices(ctx: OpContext) -> bool:
+    """All eight gate matrices are int8 with one scale and zero point 0: LiteRT runs its hybrid
+    kernel on them (codegen/ops/hybrid_lstm.py)."""
+    tensors = [ctx.tensor(k) for k in _INPUT_WEIGHTS + _RECURRENT_WEIGHTS]
+    return all(hybrid.is_hybrid_weight(ctx.imp.model, ctx.op, k) for k in _INPUT_WEIGHTS + _RECURRENT_WEIGHTS) \
+        and all(t.type_name == "INT8" and not t.quant.per_channel and t.quant.zp == 0 for t in tensors)
 
 
 def _integer_lstm(ctx: OpContext, x: str, batch: int, cell_clip: float) -> tuple[str, str, str]:
@@ -133,10 +149,14 @@ def _check_supported(ctx: OpContext, o: dict) -> None:
 
 
 def _float_const(ctx: OpContext, k: int, what: str) -> np.ndarray:
-    """A float constant; a hybrid model's int8 weights dequantized, as for the other hybrid ops
-    (hybrid.py: LiteRT's hybrid LSTM quantizes x and h at each step instead)."""
+    """A float constant; a hybrid model's int8 weights dequantized: the gate matrices where they
+    do not make a HybridLSTM; a hybrid peephole as LiteRT recovers it, float32(q) x scale in
+    float32 (its zero point 0)."""
     if hybrid.is_hybrid_weight(ctx.imp.model, ctx.op, k):
-        return hybrid.dequantize(ctx.tensor(k))
+        t = ctx.tensor(k)
+        if k in _PEEPHOLES and not t.quant.per_channel and t.quant.zp == 0:
+            return t.data.astype(np.float32) * np.float32(t.quant.s)
+        return hybrid.dequantize(t)
     data = ctx.const(k, what)
     if data.dtype != np.float32:
         raise ctx.error(f"{what} (input {k}) are {data.dtype}, not float32 nor quantized int8 weights")

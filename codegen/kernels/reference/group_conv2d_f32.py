@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.kernels.linear import FloatClamp, Window
-from codegen.kernels.spec import REFERENCE, typed_kernels
+from codegen.kernels.spec import REFERENCE, Prepared, TypedSpec, kernel_spec, make_block, typed_kernels
+from codegen.ops.conv2d import float_bias_arg
 
 
 @dataclass(frozen=True)
@@ -18,4 +19,19 @@ class GroupConvF32(Window, FloatClamp):
     group_out_c: int
 
 
-typed_kernels(REFERENCE, GroupConvF32, "group_conv2d_f32", "conv_transpose2d_f32")
+typed_kernels(REFERENCE, GroupConvF32, "group_conv2d_f32")
+
+
+@kernel_spec
+class ConvTranspose2dF32Spec(TypedSpec):
+    """The request's arguments, or for constant weights and bias (a request without arguments,
+    which the faster kernels lay out themselves) input, weights, bias (zeros without one), output."""
+
+    kernel, variant, Params = "conv_transpose2d_f32", REFERENCE, GroupConvF32
+
+    @classmethod
+    def prepare(cls, request, ctx):
+        node = request.node
+        args = tuple(request.args) or (ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]),
+                                       float_bias_arg(node, ctx, request.params["out_c"]), ctx.tensor(node.outputs[0]))
+        return Prepared(make_block(cls.Params, request.params), args, tuple(request.headers))
