@@ -54,7 +54,8 @@ class ConvTranspose2dF32NeonSpec(KernelSpec):
         del shape["group_in_c"], shape["group_out_c"]
         params = cls.Params(**shape, depth=depth,
                             phases=ctx.constant(node, "phases", np.asarray(table, np.int32), "int32"))
-        scratch = ScratchArg(4 * GEMM_ROWS * (depth + shape["out_c"]))  # four windows, a tile's outputs
+        # four windows, a tile's outputs, then the tile's run pointers (four per kernel row)
+        scratch = ScratchArg(4 * GEMM_ROWS * (depth + shape["out_c"]) + 8 * GEMM_ROWS * max(shape["k_h"], 1))
         args = (ctx.tensor(node.inputs[0]), ctx.constant(node, "w", np.concatenate(panels), "float32"),
                 ctx.tensor(node.outputs[0]), scratch)
         return Prepared(params, args, (*request.headers, GEMM_HEADER))
