@@ -1,0 +1,70 @@
+"""The fast int8 LSTM kernels (lstm_s8 of cortex_m_dsp and mve: codegen/kernels/lstm_fast.py)
+equal the numpy reference, bit-exact with TFLite Micro's integer LSTM, in QEMU: hidden sizes
+that are not multiples of 4, odd input sizes, one and several batch entries and time steps,
+one weight scale or one per gate, a cell clip, weights of -128; and the converted Keras LSTM
+classifier against the TFLite Micro interpreter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codegen.kernels.select import variant_for_name
+from codegen.options import CompileOptions
+from codegen.targets import load_target, with_opt_level
+from codegen.verify import qemu
+from codegen.verify.run import verify_model
+from codegen.verify.samples import random_samples
+from cortex_m_testing import build
+from helpers import assert_bit_exact
+from ops.lstm_testing import int8_lstm
+
+pytestmark = pytest.mark.usefixtures("cortex_m")
+
+CLASSIFIER = Path(__file__).resolve().parents[1] / "tflite_converted" / "lstm_classifier_int8.tflite"
+
+# (seq, batch, input, hidden, options)
+CASES = [
+    (3, 1, 5, 7, {}),  # odd input, hidden not a multiple of 4
+    (4, 2, 16, 16, {"per_gate": False}),  # two batch entries, whole blocks, one scale
+    (2, 1, 1, 3, {"cell_clip": 0.5}),  # one input feature, fewer units than a block, clipped cell
+    (5, 1, 20, 13, {"w_min": -128, "cell_scale": 2.0 ** -15}),  # weights of -128, another cell scale
+    (2, 3, 33, 18, {}),  # more than one group of 16 (Helium) and of 32 bytes
+]
+
+
+@pytest.mark.parametrize("target,variant,opt_level", [("cortex-m4", "cortex_m_dsp", None),
+                                                      ("cortex-m4", "cortex_m_dsp", "O0"),
+                                                      ("cortex-m55", "mve", None)])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_fast_lstm_equals_the_reference(target, variant, opt_level, case):
+    seq, batch, inp, hidden, opts = CASES[case]
+    g = int8_lstm(seq, batch, inp, hidden, seed=40 + case, **opts)
+    t = load_target(target) if opt_level is None else with_opt_level(load_target(target), opt_level)
+    res = build(g, t)
+    assert variant_for_name("lstm_s8", t.variants) == variant
+    assert "lstm_s8" in res.manifest["kernels"]
+    feeds = random_samples(res.manifest["inputs"], 2, seed=case)
+    assert_bit_exact(g, feeds, qemu.run_generated(res.files, "t", feeds, t))
+
+
+def test_fast_lstm_carries_only_its_packed_weights():
+    """The DSP build's flash holds the packed w and r, the folded starting sums and the
+    records, not the reference's int8 weights and bias."""
+    res = build(int8_lstm(2, 1, 5, 7, seed=1), load_target("cortex-m4"))
+    names = sorted(c.name.split("_")[0] for c in res.lowered.consts)
+    assert names == ["bias", "r", "rbias", "rq", "sigmoid", "steps", "w"]
+    w = next(c for c in res.lowered.consts if c.name.startswith("w_"))
+    assert w.dtype == "int32" and w.data.size == 4 * 8 * 8 // 4  # 4 gates, rows 8, k 8, 4 bytes a word
+
+
+@pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])
+def test_converted_lstm_classifier_matches_tflite_micro(target, variant):
+    t = load_target(target)
+    assert variant_for_name("lstm_s8", t.variants) == variant
+    res = verify_model(CLASSIFIER, CompileOptions(t), samples=4, seed=5)
+    assert res.reference == "tflite-micro"
+    for out in res.outputs:
+        assert out.ok and out.max_abs_error == 0, f"{out.name}: {out.mismatches}/{out.elements} off"
