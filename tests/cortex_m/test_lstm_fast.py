@@ -6,9 +6,6 @@ classifier against the TFLite Micro interpreter."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
 import pytest
 
 from codegen.kernels.select import variant_for_name
@@ -19,20 +16,9 @@ from codegen.verify.run import verify_model
 from codegen.verify.samples import random_samples
 from cortex_m_testing import build
 from helpers import assert_bit_exact
-from ops.lstm_testing import int8_lstm
+from ops.lstm_testing import CASES, CLASSIFIER, int8_lstm
 
 pytestmark = pytest.mark.usefixtures("cortex_m")
-
-CLASSIFIER = Path(__file__).resolve().parents[1] / "tflite_converted" / "lstm_classifier_int8.tflite"
-
-# (seq, batch, input, hidden, options)
-CASES = [
-    (3, 1, 5, 7, {}),  # odd input, hidden not a multiple of 4
-    (4, 2, 16, 16, {"per_gate": False}),  # two batch entries, whole blocks, one scale
-    (2, 1, 1, 3, {"cell_clip": 0.5}),  # one input feature, fewer units than a block, clipped cell
-    (5, 1, 20, 13, {"w_min": -128, "cell_scale": 2.0 ** -15}),  # weights of -128, another cell scale
-    (2, 3, 33, 18, {}),  # more than one group of 16 (Helium) and of 32 bytes
-]
 
 
 @pytest.mark.parametrize("target,variant,opt_level", [("cortex-m4", "cortex_m_dsp", None),

@@ -4,9 +4,23 @@ saturation, so that the tests compare real values."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from codegen.ir import Graph, GraphBuilder, Quant
+
+# The converted Keras LSTM classifier (tests/tflite_converted/generate.py)
+CLASSIFIER = Path(__file__).resolve().parents[1] / "tflite_converted" / "lstm_classifier_int8.tflite"
+
+# The shapes every fast kernel is run on: (seq, batch, input, hidden, int8_lstm's options)
+CASES = [
+    (3, 1, 5, 7, {}),  # odd input, hidden not a multiple of 4
+    (4, 2, 16, 16, {"per_gate": False}),  # two batch entries, whole blocks, one scale
+    (2, 1, 1, 3, {"cell_clip": 0.5}),  # one input feature, fewer units than a block, clipped cell
+    (5, 1, 20, 13, {"w_min": -128, "cell_scale": 2.0 ** -15}),  # weights of -128, another cell scale
+    (2, 3, 33, 18, {}),  # more than one group of 16 (Helium, NEON) and of 32 bytes
+]
 
 
 def int8_lstm(seq: int, batch: int, inp: int, hidden: int, *, seed: int, per_gate: bool = True,

@@ -37,5 +37,6 @@ class LstmS8DspSpec(KernelSpec):
     def prepare(cls, request, ctx):
         # scratch: the gates (int16), then the x and h columns widened to int16
         return lstm_prepared(cls, request, ctx, partial(repack.dsp_gemm_rows, block=4), "int32", k_multiple=4,
-                             row_block=4, scratch_bytes=lambda hidden, in_pad, hid_pad: 8 * hidden + 2 * (in_pad + hid_pad),
+                             row_block=4,
+                             scratch_bytes=lambda hidden, in_pad, hid_pad: 8 * hidden + 2 * (in_pad + hid_pad),
                              rq=ctx.constant(request.node, "rq", gate_records(request.params), "int32"))
