@@ -30,6 +30,7 @@ from helpers import build_graph
 # tests/ops, a namespace package beside this folder
 from ops.linear_testing import (float_layer, int8_add, int8_average_pool, int8_concat, int8_conv_add, int8_layer,
                                 int8_max_pool, merge)
+from ops.lstm_testing import int8_lstm
 
 
 def _binary(op: str, a_shape, b_shape, activation: str) -> Graph:
@@ -85,6 +86,7 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
     "average_pool2d_f32": lambda: [_pool("AveragePool2D", (1, 9, 6, 5), (3, 2), (2, 3), (2, 1, 0, 1))],
     "softmax_f32": lambda: [_softmax()],
     "hybrid_conv2d_f32": lambda: [_hybrid()],
+    "lstm_s8": lambda: [int8_lstm(3, 2, 5, 7, seed=61)],
 }
 # Float kernels that round otherwise than the reference: fused multiply-adds, another summation order.
 ROUNDED = {"conv2d_f32", "depthwise_conv2d_f32", "fully_connected_f32", "average_pool2d_f32", "softmax_f32"}

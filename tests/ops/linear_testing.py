@@ -96,8 +96,8 @@ def random_input(g: Graph, seed: int = 1) -> np.ndarray:
 
 
 def merge(graphs: Sequence[Graph], name: str = "merged") -> tuple[Graph, list[str], list[str]]:
-    """The one-node graphs side by side in one graph: graph k's inputs become `<input><k>`,
-    its output `y<k>` (after a trailing copy, so that each node writes into the arena as it
+    """The one-node graphs side by side in one graph: graph k's inputs become `<input>_<k>`,
+    its (first) output `y<k>` (after a trailing copy, so that each node writes into the arena as it
     would inside a model). Returns the graph and the input and output names per graph."""
     b = GraphBuilder(name)
     ins_of, outs = [], []
@@ -111,10 +111,12 @@ def merge(graphs: Sequence[Graph], name: str = "merged") -> tuple[Graph, list[st
             elif v.is_const:
                 ins.append(b.const(f"{i}{k}", v.data, quant=v.quant))
             else:
-                ins.append(b.input(f"{i}{k}", v.dtype, v.shape, v.quant))
+                ins.append(b.input(f"{i}_{k}", v.dtype, v.shape, v.quant))  # "_": x1 of 2 is not x of 12
                 renamed.append(ins[-1])
         out_q = g.values[node.outputs[0]].quant
-        y = b.node(node.op, ins, name=f"{node.name}{k}", quant=out_q, **node.attrs)
+        quants = [g.values[o].quant for o in node.outputs]
+        y = b.node(node.op, ins, name=f"{node.name}{k}", quant=quants if len(quants) > 1 else out_q, **node.attrs)
+        y = y[0] if isinstance(y, list) else y  # a node of several outputs (an LSTM's y, h, c): the first
         out = b.node("Reshape", [y], shape=b.g.values[y].shape, outputs=[f"y{k}"], quant=out_q)
         b.output(out)
         ins_of.append(renamed)
