@@ -6,6 +6,8 @@ classifier against the TFLite Micro interpreter."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from codegen.kernels.select import variant_for_name
@@ -54,3 +56,24 @@ def test_converted_lstm_classifier_matches_tflite_micro(target, variant):
     assert res.reference == "tflite-micro"
     for out in res.outputs:
         assert out.ok and out.max_abs_error == 0, f"{out.name}: {out.mismatches}/{out.elements} off"
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
+def test_fast_lstm_on_an_open_time_axis_runs_the_steps_it_is_given(tmp_path, target):
+    """--max-shape: the steps the kernel runs are a RAM array the extent sets (the variants
+    read `steps` as the reference does); bit-exact with TFLite Micro running a model of that
+    length, at the shortest, a middle and the longest extent."""
+    from tflite_recurrent_models import lstm_model
+
+    from codegen.variants.bounded import verify_bounded
+
+    def written(steps: int, open_steps: bool = False) -> Path:
+        path = tmp_path / f"lstm_{steps}{'_open' if open_steps else ''}.tflite"
+        path.write_bytes(lstm_model(steps=steps, dtype="int8", open_steps=open_steps, features=5, hidden=6))
+        return path
+
+    build, results = verify_bounded(written(12, open_steps=True), CompileOptions(load_target(target)),
+                                    {"x": (1, 12, 5)}, samples=2, reference=written)
+    assert "lstm_s8" in build.manifest["kernels"]
+    assert [e for e, _ in results] == [1, 6, 12]
+    assert all(r.ok and all(o.max_abs_error == 0 for o in r.outputs) for _, r in results)
