@@ -25,7 +25,7 @@ pytestmark = pytest.mark.usefixtures("cortex_m")
 
 @pytest.mark.parametrize("target,variant,opt_level", [("cortex-m4", "cortex_m_dsp", None),
                                                       ("cortex-m4", "cortex_m_dsp", "O0"),
-                                                      ("cortex-m55", "mve", None)])
+                                                      ("cortex-m55", "mve", None), ("cortex-m55", "mve", "O0")])
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_fast_lstm_equals_the_reference(target, variant, opt_level, case):
     seq, batch, inp, hidden, opts = CASES[case]
