@@ -18,15 +18,20 @@ from codegen.ops.request import ConstArray
 
 @dataclass(frozen=True)
 class LstmS8Dsp(LstmS8Fast):
-    rq: ConstArray  # per gate, the x then the h sums' kiln_dsp_requant records (their bias word 0)
+    rq: ConstArray  # kiln_dsp_requant records: per gate its x and h sums', then the cell update's
 
 
-def gate_records(params) -> np.ndarray:
-    """[4][2][4] int32: per gate, the records (repack.dsp_requant_records) of its x and its h
-    fully connected layer's multiplier and shift."""
+CELL_ROLES = ("forget", "update", "hidden")  # records 8, 9, 10: the cell update's rescalings
+
+
+def records(params) -> np.ndarray:
+    """[11][4] int32 records (repack.dsp_requant_records, bias word 0): per gate those of its x
+    and its h fully connected layer's multiplier and shift, then those of CELL_ROLES."""
     mult = np.stack([params["input_multiplier"], params["recurrent_multiplier"]], axis=1).reshape(-1)
     shift = np.stack([params["input_shift"], params["recurrent_shift"]], axis=1).reshape(-1)
-    return repack.dsp_requant_records(np.zeros(8, np.int64), mult, shift)
+    mult = np.concatenate([mult, [params[f"{role}_multiplier"] for role in CELL_ROLES]])
+    shift = np.concatenate([shift, [params[f"{role}_shift"] for role in CELL_ROLES]])
+    return repack.dsp_requant_records(np.zeros(11, np.int64), mult, shift)
 
 
 @kernel_spec
@@ -39,4 +44,4 @@ class LstmS8DspSpec(KernelSpec):
         return lstm_prepared(cls, request, ctx, partial(repack.dsp_gemm_rows, block=4), "int32", k_multiple=4,
                              row_block=4,
                              scratch_bytes=lambda hidden, in_pad, hid_pad: 8 * hidden + 2 * (in_pad + hid_pad),
-                             rq=ctx.constant(request.node, "rq", gate_records(request.params), "int32"))
+                             rq=ctx.constant(request.node, "rq", records(request.params), "int32"))
