@@ -1,6 +1,8 @@
 """templates/kernels/cortex_m_dsp/lstm_s8.c.j2: TFLite Micro's int8 LSTM with each gate's sums
 four rows at a time by SMLAD (kiln_dsp_dot_4x1), against the step's x and h widened to int16
-once; the rest as the reference kernel (codegen/kernels/lstm_fast.py)."""
+once, and every rescaling (the gates' and the cell update's) by kiln_dsp_requant's exact
+rewriting of TFLM's multiplication (records); the rest as the reference kernel
+(codegen/kernels/lstm_fast.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """templates/kernels/mve/lstm_s8.c.j2: TFLite Micro's int8 LSTM with each gate's sums four rows
-at a time by VMLADAVA.S8 (kiln_mve_dot_4x1) against the step's x and h, and their rescaling to
-int16 in vector registers; the rest as the reference kernel (codegen/kernels/lstm_fast.py)."""
+at a time by VMLADAVA.S8 (kiln_mve_dot_4x1) against the step's x and h; their rescaling to
+int16, the sigmoid / tanh table (read by gathers) and the cell update four lanes at a time, the
+reference kernel's integer steps lane by lane (codegen/kernels/lstm_fast.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """templates/kernels/neon/lstm_s8.c.j2 (and neon_dotprod's): TFLite Micro's int8 LSTM with each
 gate's sums by the GEMM kernels' register tile (kiln_neon_tile: SMULL/SMLAL2 on blocks of four
-rows; SDOT on blocks of eight) against the step's x and h, rescaled to int16 in vector
-registers; the rest as the reference kernel (codegen/kernels/lstm_fast.py)."""
+rows; SDOT on blocks of eight) against the step's x and h; their rescaling to int16, the sigmoid
+/ tanh table and the cell update four lanes at a time, the reference kernel's integer steps lane
+by lane (codegen/kernels/lstm_fast.py)."""
 
 from __future__ import annotations
 
