@@ -1,8 +1,10 @@
 """The fast int8 LSTM kernels (lstm_s8 of cortex_m_dsp and mve: codegen/kernels/lstm_fast.py)
-equal the numpy reference, bit-exact with TFLite Micro's integer LSTM, in QEMU: hidden sizes
-that are not multiples of 4, odd input sizes, one and several batch entries and time steps,
-one weight scale or one per gate, a cell clip, weights of -128; and the converted Keras LSTM
-classifier against the TFLite Micro interpreter."""
+equal the numpy reference, bit-exact with TFLite Micro's integer LSTM, in QEMU on the M4, the
+M33 (Armv8-M Mainline) and the M55 (Helium), also built at -O0 (the DSP kernel's assembly loops
+give way to intrinsics): hidden sizes that are not multiples of 4, odd input sizes, one and
+several batch entries and time steps, one weight scale or one per gate, a cell clip, weights of
+-128, gates past the sigmoid / tanh tables' ends (tests/ops/lstm_testing.CASES); an open time
+axis; and the converted Keras LSTM classifier against the TFLite Micro interpreter."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ pytestmark = pytest.mark.usefixtures("cortex_m")
 
 @pytest.mark.parametrize("target,variant,opt_level", [("cortex-m4", "cortex_m_dsp", None),
                                                       ("cortex-m4", "cortex_m_dsp", "O0"),
+                                                      ("cortex-m33", "cortex_m_dsp", None),
                                                       ("cortex-m55", "mve", None), ("cortex-m55", "mve", "O0")])
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_fast_lstm_equals_the_reference(target, variant, opt_level, case):
