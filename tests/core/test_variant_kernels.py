@@ -31,6 +31,7 @@ from helpers import build_graph
 from ops.linear_testing import (float_layer, int8_add, int8_average_pool, int8_concat, int8_conv_add, int8_layer,
                                 int8_max_pool, merge)
 from ops.matmul_svdf_cases import matmul_graph, svdf_graph
+from ops.lstm_testing import int8_lstm
 
 
 def _binary(op: str, a_shape, b_shape, activation: str) -> Graph:
@@ -122,6 +123,7 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
                                                  strides=(3, 2), pads=(1, 0, -2, 1)),
                                      float_layer("ConvTranspose2D", (1, 5, 6, 3), (5, 3, 3, 3), seed=46,
                                                  pads=(1, 1, 1, 1))],
+    "lstm_s8": lambda: [int8_lstm(3, 2, 5, 7, seed=61)],
 }
 # Float kernels that round otherwise than the reference: fused multiply-adds, another summation order.
 ROUNDED = {"conv2d_f32", "depthwise_conv2d_f32", "fully_connected_f32", "average_pool2d_f32", "softmax_f32"}
