@@ -27,7 +27,11 @@ class Conv2dAddS8MveSpec(KernelSpec):
 
     @classmethod
     def prepare(cls, request, ctx):
-        return prepare_fused(Conv2dS8MveSpec, cls.Params, request, ctx)
+        prepared = prepare_fused(Conv2dS8MveSpec, cls.Params, request, ctx)
+        # the epilogue's requantization is kiln_mbqm's for a right shift only; the fusion
+        # planner offers this kernel no other Add (codegen/fusion/residual.py)
+        assert prepared.params.q.output_shift <= 0, "conv2d_add_s8 (mve): the Add's output shift is positive"
+        return prepared
 
     @classmethod
     def declare(cls, call, ctx):
