@@ -9,7 +9,7 @@ and the planner takes the better one.
 
 Legal on every target; offered where the kernel that would run the convolution has a fused
 variant (the same variant implements conv2d_add_s8), since elsewhere the fused kernel would
-trade a faster convolution (Helium, NEON) for a slower one.
+trade a faster convolution (NEON) for a slower one.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def fused_variant(variants: tuple[str, ...]) -> str | None:
 def residual_candidates(g: Graph, variant: str | None = None) -> list[ResidualCandidate]:
     """Every (Conv2D, Add) pair that can become one Conv2DAdd node, in graph order; for the DSP
     and Helium kernels (`variant`), only Adds whose output multiplier shifts right (their
-    epilogues' requantization assumes it; TFLM's Add constants give that unless the output scale is about
-    2^-19 of the inputs')."""
+    epilogues' requantization assumes it; TFLM's Add constants give that unless the output
+    scale is about 2^-19 of the inputs')."""
     producers, consumers = g.producers(), g.consumers()
     found = []
     for add in g.nodes:
