@@ -415,8 +415,8 @@ NOTES_LIMITS = [
     "models price the other way.",
     "- Residual epilogues (`insns_per_epilogue`): measured on IC's three fused layers, the only MLPerf Tiny "
     "model with residual Adds, so the section above checks them on the layers they were read from. The "
-    "fused kernel exists for the DSP and the portable reference variants; on Helium (cortex-m55) and NEON "
-    "targets the planner offers none (a fused variant there is future work).", ""]
+    "fused kernel exists for the DSP, Helium (cortex-m55: its epilogue measured there) and the portable "
+    "reference variants; on NEON targets the planner offers none (a fused variant there is future work).", ""]
 
 
 def report(effects, decline_effects, rows: list[Row], ram: list[str], explain: list[str], residual: list[str],

@@ -9,7 +9,7 @@ and the planner takes the better one.
 
 Legal on every target; offered where the kernel that would run the convolution has a fused
 variant (the same variant implements conv2d_add_s8), since elsewhere the fused kernel would
-trade a faster convolution (Helium, NEON) for a slower one.
+trade a faster convolution (NEON) for a slower one.
 """
 
 from __future__ import annotations
@@ -52,9 +52,9 @@ def fused_variant(variants: tuple[str, ...]) -> str | None:
 
 def residual_candidates(g: Graph, variant: str | None = None) -> list[ResidualCandidate]:
     """Every (Conv2D, Add) pair that can become one Conv2DAdd node, in graph order; for the DSP
-    kernel (`variant`), only Adds whose output multiplier shifts right (its epilogue's
-    requantization assumes it; TFLM's Add constants give that unless the output scale is about
-    2^-19 of the inputs')."""
+    and Helium kernels (`variant`), only Adds whose output multiplier shifts right (their
+    epilogues' requantization assumes it; TFLM's Add constants give that unless the output
+    scale is about 2^-19 of the inputs')."""
     producers, consumers = g.producers(), g.consumers()
     found = []
     for add in g.nodes:
@@ -65,7 +65,7 @@ def residual_candidates(g: Graph, variant: str | None = None) -> list[ResidualCa
         if out.dtype != "int8" or any(v.dtype != "int8" or v.is_const or v.quant is None or v.shape != out.shape
                                       for v in ins):
             continue
-        if variant == "cortex_m_dsp" and Add.int8_params(add, g).output_shift >= 0:
+        if variant in ("cortex_m_dsp", "mve") and Add.int8_params(add, g).output_shift >= 0:
             continue
         for k, name in enumerate(add.inputs):
             conv = producers.get(name)

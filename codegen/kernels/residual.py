@@ -1,4 +1,4 @@
-"""What the specs of conv2d_add_s8 share (reference and DSP): the convolution prepared by the
+"""What the specs of conv2d_add_s8 share (reference, DSP, Helium): the convolution prepared by the
 variant's own conv2d_s8 spec over the node's convolution view, the residual Add's constants
 with the convolution's value as input 1 (int32 addition commutes, so TFLM's AddFunc is the
 same with the inputs and their constants swapped), and the residual read before the output

@@ -103,11 +103,12 @@ def test_candidates_need_a_sole_reader_and_no_broadcast():
 
 def test_offered_only_where_the_conv_variant_has_a_fused_kernel():
     g = resnet_blocks()
-    m55 = plan_fusion(g, load_target("cortex-m55"))  # Helium runs the convolution; no Helium conv2d_add_s8
-    assert not [d for d in m55.decisions if d.kind == "residual"]
-    m4 = plan_fusion(g, load_target("cortex-m4"))
-    taken = [d for d in m4.decisions if d.kind == "residual" and d.fused]
-    assert len(taken) == 2 and all(d.fused_cost.cycles < d.unfused_cost.cycles for d in taken)
+    a53 = plan_fusion(g, load_target("cortex-a53"))  # NEON runs the convolution; no NEON conv2d_add_s8
+    assert not [d for d in a53.decisions if d.kind == "residual"]
+    for target in ("cortex-m4", "cortex-m55"):  # the DSP and the Helium conv2d_add_s8
+        plan = plan_fusion(g, load_target(target))
+        taken = [d for d in plan.decisions if d.kind == "residual" and d.fused]
+        assert len(taken) == 2 and all(d.fused_cost.cycles < d.unfused_cost.cycles for d in taken), target
 
 
 def test_size_objective_declines_the_tables():
