@@ -109,6 +109,23 @@ def lstm_classifier() -> keras.Model:
     return keras.Model(inp, out, name="lstm_classifier")
 
 
+def face_detector() -> keras.Model:
+    """A small face-detector-style float network as such models are built (BlazeFace, the
+    MTCNN stages): PReLU activations with per-channel slopes (PRELU), a feature pyramid whose
+    coarse map is upsampled bilinearly (RESIZE_BILINEAR) and added to the fine one, and two
+    heads (scores with a sigmoid, box offsets)."""
+    inp = keras.Input((48, 48, 3), batch_size=1, name="image")
+    x = layers.PReLU(shared_axes=[1, 2])(layers.Conv2D(16, 3, 2, padding="same")(inp))
+    fine = layers.PReLU(shared_axes=[1, 2])(layers.Conv2D(24, 3, padding="same")(x))
+    coarse = layers.DepthwiseConv2D(3, 2, padding="same")(fine)
+    coarse = layers.PReLU(shared_axes=[1, 2])(layers.Conv2D(24, 1)(coarse))
+    up = layers.UpSampling2D(interpolation="bilinear")(coarse)
+    merged = layers.PReLU()(layers.Add()([fine, up]))
+    scores = layers.Conv2D(2, 1, activation="sigmoid", name="scores")(merged)
+    boxes = layers.Conv2D(8, 1, name="boxes")(merged)
+    return keras.Model(inp, [scores, boxes], name="face_detector")
+
+
 class StreamingKeywordSpotter(tf.Module):
     """A streaming keyword spotter as the streaming wrappers build one: each call takes one
     feature frame; a resource variable holds the last frames the causal convolution needs (its
@@ -150,9 +167,12 @@ MODELS = {
     "unet": unet,
     "lstm_classifier": lstm_classifier,
     "streaming_kws": StreamingKeywordSpotter,
+    "face_detector": face_detector,
 }
 # Float32 builds of these (no quantization): LiteRT is their reference.
-FLOAT_TOO = ("transformer_encoder", "unet")
+FLOAT_TOO = ("transformer_encoder", "unet", "face_detector")
+# Built as float32 only (face detectors ship float: PRELU and RESIZE_BILINEAR in float).
+FLOAT_ONLY = ("face_detector",)
 
 
 def _randomize(model) -> None:
@@ -203,7 +223,7 @@ def main(argv=None) -> None:
     ap.add_argument("names", nargs="*", help="models to write (default: all)")
     ap.add_argument("--out", type=Path, default=HERE)
     args = ap.parse_args(argv)
-    jobs = [(n, True) for n in MODELS] + [(n, False) for n in FLOAT_TOO]
+    jobs = [(n, True) for n in MODELS if n not in FLOAT_ONLY] + [(n, False) for n in FLOAT_TOO]
     for name, quantize in jobs:
         file = f"{name}_int8.tflite" if quantize else f"{name}_float32.tflite"
         if args.names and name not in args.names and file.removesuffix(".tflite") not in args.names:
