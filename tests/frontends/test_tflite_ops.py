@@ -248,11 +248,18 @@ def test_dequantize_of_constants_is_folded():
 
 
 def test_hybrid_weights_are_dequantized_for_float_ops():
-    fw = const(_FW, "int8", scale=0.01)
+    """A hybrid FULLY_CONNECTED with a scale per row reads its int8 weights dequantized once;
+    with one scale it keeps them int8 (a HybridConv2D: tests/ops/test_hybrid_fully_connected.py)."""
+    scales = np.linspace(0.005, 0.01, 5)
+    fw = const(_FW, "int8", scale=list(scales), zero_point=[0] * 5)
     g = load_bytes(single_op_model("FULLY_CONNECTED", [f32((2, 12)), fw, None], [f32((2, 5))]))
     w = g.values[g.nodes[0].inputs[1]]
     assert w.dtype == "float32"
-    np.testing.assert_allclose(w.data, _FW * np.float32(0.01), rtol=1e-6)
+    np.testing.assert_allclose(w.data, _FW * scales.astype(np.float32)[:, None], rtol=1e-6)
+    g = load_bytes(single_op_model("FULLY_CONNECTED", [f32((2, 12)), const(_FW, "int8", scale=0.01), None],
+                                   [f32((2, 5))]))
+    (conv,) = [n for n in g.nodes if n.op == "HybridConv2D"]
+    assert g.values[conv.inputs[1]].dtype == "int8"
 
 
 def test_writer_models_run_in_tflm_with_multiple_ops():

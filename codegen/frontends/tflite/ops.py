@@ -83,8 +83,31 @@ def fully_connected(ctx: OpContext) -> None:
     if o["WeightsFormat"] != 0:
         raise ctx.error("shuffled weights formats are not supported")
     check_rank(ctx, 1, 2, "the weights")
+    if _hybrid_fully_connected(ctx, o):
+        return
     ctx.emit("FullyConnected", [ctx.input(0), _weights(ctx, 1), ctx.input(2)],
              activation=ctx.activation(o), keep_dims=bool(o["KeepNumDims"]))
+
+
+def _hybrid_fully_connected(ctx: OpContext, o: dict) -> bool:
+    """A dynamic-range FULLY_CONNECTED (float rows, int8 weights with one scale, symmetric
+    input quantization) as LiteRT computes it: each row quantized on the fly, int32 sums, one
+    float scale per row. That is HybridConv2D's arithmetic for a 1x1 convolution over the
+    rows as images [rows, 1, 1, K] (per image = per row), so it runs as one."""
+    w = ctx.tensor(1)
+    if not hybrid.is_hybrid_weight(ctx.imp.model, ctx.op, 1) or w.dtype != "int8" \
+            or len(np.atleast_1d(w.quant.scale)) != 1 or o.get("AsymmetricQuantizeInputs"):
+        return False
+    x, (out_c, k) = ctx.shape(0), ctx.shape(1)
+    rows = int(np.prod(x)) // k
+    weights = ctx.imp.b.g.values[ctx.input(1)]
+    w4 = compose.constant(ctx, "filter", np.asarray(weights.data).reshape(out_c, 1, 1, k), quant=weights.quant)
+    x4 = compose.step(ctx, "Reshape", [ctx.input(0)], "rows", shape=(rows, 1, 1, k))
+    y4 = compose.step(ctx, "HybridConv2D", [x4, w4, ctx.input(2)], "conv", strides=(1, 1), dilations=(1, 1),
+                      pads=(0, 0, 0, 0), activation=ctx.activation(o))
+    shape = (*x[:-1], out_c) if o["KeepNumDims"] else (rows, out_c)
+    ctx.emit("Reshape", [y4], shape=shape)
+    return True
 
 
 @converts("BATCH_MATMUL", inputs=(2, 2))
