@@ -209,8 +209,8 @@ def compile_model(model: Path, options: CompileOptions, fit_flash: int | None = 
 
 
 def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> BuildResult:
-    """--ram-limit when the build as asked does not fit: every combination of in-place
-    reference kernels, patch stage and I/O in the arena (codegen/memory/fit.py) planned, the
+    """--ram-limit when the build as asked does not fit: every combination of in-place or
+    scratch-free reference kernels, patch stage and I/O in the arena (codegen/memory/fit.py) planned, the
     fastest that fits built. When none fits, one line with the least RAM reached and how."""
     optimised = run_pipeline(g, passes=pipeline_for(options.numerics))
     trials, refine = ram_trials(g, optimised, options)
@@ -245,7 +245,8 @@ def ram_trials(g: Graph, optimised: Graph, options: CompileOptions):
 
     asked = lower(options.patch_stage, ())
     everything = lower(options.patch_stage, tuple(sorted({fit.request_stem(c) for c in asked.calls})))
-    stems = fit.inplace_stems(asked.calls, everything.calls)
+    stems = sorted(set(fit.inplace_stems(asked.calls, everything.calls)) |
+                   set(fit.scratch_stems(asked.calls, everything.calls)))
     patch = not options.patch_stage and fused[True][1] is not None
     compact = fit.scratch_of(lower(options.patch_stage, (), True).calls) != fit.scratch_of(asked.calls)
     configs = [c for c in fit.configs(stems, patch, io=not options.io_fixed, compact=compact)

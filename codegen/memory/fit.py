@@ -1,10 +1,12 @@
 """`--ram-limit`: the fastest combination of kernel variants and plans whose RAM fits.
 
 What a build can trade for RAM, each at its own price in speed:
-- in-place kernels: the reference variant of some kernels runs in place (depthwise one
+- reference kernels: the reference variant of some kernels runs in place (depthwise one
   channel at a time over its input, convolution with a smaller partial overlap) where the
-  target's faster variant (cortex_m_dsp, mve, neon) needs more room: per kernel stem, the
-  target's variant or the reference one (`Config.reference`);
+  target's faster variant (cortex_m_dsp, mve, neon) needs more room, and of others needs no
+  scratch (or less) where the faster one takes some (the DSP matmul's packed rows, the fully
+  connected kernel's row, the convolution's window): per kernel stem, the target's variant or
+  the reference one (`Config.reference`);
 - the patch-based first stage (--patch-stage): fewer live bytes, halo rows computed again;
 - inputs and outputs inside the arena (--io-in-arena): free in speed, another C API;
 - compact kernels: the target's kernels without the fast paths that take more scratch (the
@@ -37,7 +39,8 @@ MAX_FREE_STEMS = 4  # beyond this many candidate kernels: none, each alone, or a
 
 @dataclass(frozen=True)
 class Config:
-    """One way to build: kernels run by their reference (in-place) variant, patch stage, I/O."""
+    """One way to build: kernels run by their reference (in-place or scratch-free) variant,
+    patch stage, I/O."""
 
     reference: tuple[str, ...] = ()
     patch_stage: bool = False
@@ -45,7 +48,7 @@ class Config:
     compact: bool = False
 
     def describe(self) -> str:
-        parts = ([f"reference in-place kernels for {', '.join(self.reference)}"] if self.reference else
+        parts = ([f"reference kernels for {', '.join(self.reference)}"] if self.reference else
                  ["the target's kernels"])
         parts += ["compact fast kernels (no widened scratch)"] if self.compact else []
         parts += ["patch-based first stage"] if self.patch_stage else []
@@ -170,6 +173,17 @@ def inplace_stems(target_calls, reference_calls) -> list[str]:
             continue
         if (fast.inplace_kernel, fast.inplace_overlap, bool(fast.inplace_ok)) != \
                 (ref.inplace_kernel, ref.inplace_overlap, True):
+            stems.add(request_stem(fast))
+    return sorted(stems)
+
+
+def scratch_stems(target_calls, reference_calls) -> list[str]:
+    """Kernel stems whose target variant takes more scratch, at some call, than the reference
+    variant of the same call (the two lowerings of one graph, call by call): the reference
+    kernel frees those bytes while the call runs."""
+    stems = set()
+    for fast, ref in zip(target_calls, reference_calls):
+        if fast.variant != ref.variant and sum(scratch_of([fast])[0]) > sum(scratch_of([ref])[0]):
             stems.add(request_stem(fast))
     return sorted(stems)
 
