@@ -213,8 +213,8 @@ def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> Buil
     scratch-free reference kernels, patch stage and I/O in the arena (codegen/memory/fit.py) planned, the
     fastest that fits built. When none fits, one line with the least RAM reached and how."""
     optimised = run_pipeline(g, passes=pipeline_for(options.numerics))
-    trials, refine = ram_trials(g, optimised, options)
-    found = fit.choose(trials, options.ram_limit, refine)
+    configs, price, plan, refine = ram_trials(g, optimised, options)
+    found = fit.search(configs, price, plan, options.ram_limit, refine)
     if found.chosen is None:
         s = found.smallest
         raise KilnError(f"needs {asked} B of RAM, budget is {options.ram_limit} B (--ram-limit); "
@@ -231,8 +231,9 @@ def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> Buil
 
 
 def ram_trials(g: Graph, optimised: Graph, options: CompileOptions):
-    """One `fit.Trial` per configuration, the build as asked first, planned with greedy (fast),
-    and the function that plans one again with the build's planner (never worse than greedy)."""
+    """The configurations to try (the build as asked first), how to price one (the cost model),
+    how to plan one into a `fit.Trial` (greedy: fast) and how to plan one again with the
+    build's planner (never worse than greedy)."""
     base = replace(options, ram_limit=None, reference_kernels=(), compact_kernels=False)
     fused = {p: _fuse(g, optimised, replace(base, patch_stage=p))[1:] for p in {options.patch_stage, True}}
     lowered: dict[tuple, LowerContext] = {}
@@ -262,8 +263,17 @@ def ram_trials(g: Graph, optimised: Graph, options: CompileOptions):
         return fit.Trial(c, plan.arena_size, plan.arena_size + io, fit.program_cycles(ctx.g, ctx.calls, options.target),
                          plan.status, floor + io)
 
+    prices: dict[tuple, int] = {}
+
+    def price(c: fit.Config) -> int:  # compact kernels are priced as the fast paths they replace
+        key = (c.patch_stage or options.patch_stage, c.reference)
+        if key not in prices:
+            ctx = lower(*key)
+            prices[key] = fit.program_cycles(ctx.g, ctx.calls, options.target)
+        return prices[key]
+
     refine = None if options.planner == planner else (lambda t: trial(t.config, options.planner))
-    return [trial(c, planner) for c in configs], refine
+    return configs, price, lambda c: trial(c, planner), refine
 
 
 def _io_entry(ctx: LowerContext, name: str) -> dict:
