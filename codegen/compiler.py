@@ -25,7 +25,7 @@ from codegen.lower import lower_graph
 from codegen.lower.band_views import apply_band_views, concat_views
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.lower.state import detach_state, state_values
-from codegen.memory import Alias, Buffer, Plan, fit, plan_memory
+from codegen.memory import Alias, Buffer, Plan, alias_bound, fit, plan_memory
 from codegen.memory.arena_measure import arena_measure
 from codegen.memory.lifetimes import arena_aliases, arena_buffers, io_bytes
 from codegen.memory.report import StepInfo, memory_markdown, memory_svg, steps_of
@@ -213,8 +213,8 @@ def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> Buil
     scratch-free reference kernels, patch stage and I/O in the arena (codegen/memory/fit.py) planned, the
     fastest that fits built. When none fits, one line with the least RAM reached and how."""
     optimised = run_pipeline(g, passes=pipeline_for(options.numerics))
-    configs, price, plan, refine = ram_trials(g, optimised, options)
-    found = fit.search(configs, price, plan, options.ram_limit, refine)
+    configs, price, plan, refine, bound = ram_trials(g, optimised, options)
+    found = fit.search(configs, price, plan, options.ram_limit, refine, bound)
     if found.chosen is None:
         s = found.smallest
         raise KilnError(f"needs {asked} B of RAM, budget is {options.ram_limit} B (--ram-limit); "
@@ -232,8 +232,8 @@ def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> Buil
 
 def ram_trials(g: Graph, optimised: Graph, options: CompileOptions):
     """The configurations to try (the build as asked first), how to price one (the cost model),
-    how to plan one into a `fit.Trial` (greedy: fast) and how to plan one again with the
-    build's planner (never worse than greedy)."""
+    how to plan one into a `fit.Trial` (greedy: fast), how to plan one again with the
+    build's planner (never worse than greedy) and the RAM no plan of one goes below."""
     base = replace(options, ram_limit=None, reference_kernels=(), compact_kernels=False)
     fused = {p: _fuse(g, optimised, replace(base, patch_stage=p))[1:] for p in {options.patch_stage, True}}
     lowered: dict[tuple, LowerContext] = {}
@@ -272,8 +272,13 @@ def ram_trials(g: Graph, optimised: Graph, options: CompileOptions):
             prices[key] = fit.program_cycles(ctx.g, ctx.calls, options.target)
         return prices[key]
 
+    def bound(c: fit.Config) -> int:  # no plan of `c` goes below: what a plan need not be made for
+        ctx = lower(c.patch_stage or options.patch_stage, c.reference, c.compact)
+        buffers = arena_buffers(ctx, c.io_in_arena)
+        return alias_bound(buffers, arena_aliases(ctx, buffers)) + (0 if c.io_in_arena else io_bytes(ctx))
+
     refine = None if options.planner == planner else (lambda t: trial(t.config, options.planner))
-    return configs, price, lambda c: trial(c, planner), refine
+    return configs, price, lambda c: trial(c, planner), refine, bound
 
 
 def _io_entry(ctx: LowerContext, name: str) -> dict:

@@ -141,11 +141,13 @@ def choose(trials: list[Trial], limit: int, refine: Callable[[Trial], Trial] | N
 
 
 def search(configs: list[Config], price: Callable[[Config], int], plan: Callable[[Config], Trial], limit: int,
-           refine: Callable[[Trial], Trial] | None = None) -> Fit:
+           refine: Callable[[Trial], Trial] | None = None, bound: Callable[[Config], int] | None = None) -> Fit:
     """`choose` without planning every configuration: each priced first (the cost model, far
     cheaper than a plan), then planned fastest first, a group of equal price at a time, until
-    one fits. The first configuration (the build as asked, the baseline) is always planned;
-    every one only when nothing fits, to report the least RAM reached."""
+    one fits. The first configuration (the build as asked, the baseline) is always planned.
+    `bound` (the RAM no plan of a configuration goes below, cheaper than a plan) skips those
+    that cannot fit; when nothing fits, the rest are planned to report the least RAM reached,
+    but for those whose bound is above the least found."""
     planned = {configs[0]: plan(configs[0])}
     prices = {c: price(c) for c in configs}
 
@@ -153,13 +155,17 @@ def search(configs: list[Config], price: Callable[[Config], int], plan: Callable
         return prices[c], c.compact, c.changes
 
     for _, group in itertools.groupby(sorted(configs, key=key), key=key):
-        group = list(group)
+        group = [c for c in group if c in planned or bound is None or bound(c) <= limit]  # others cannot fit
         trials = [planned[c] if c in planned else plan(c) for c in group]
         chosen = _fastest_fit(trials, limit, refine)
         planned.update((t.config, t) for t in trials)
         if chosen is not None:
             return Fit(limit, chosen, tuple(planned[c] for c in configs if c in planned))
-    trials = [planned[c] for c in configs]
+    for c in sorted(configs, key=bound or (lambda c: 0)):
+        least = min(t.ram_bytes for t in planned.values())
+        if c not in planned and (bound is None or bound(c) <= least):
+            planned[c] = plan(c)
+    trials = [planned[c] for c in configs if c in planned]
     _refine_least(trials, refine)
     return Fit(limit, None, tuple(trials))
 

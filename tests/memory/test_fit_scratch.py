@@ -90,6 +90,15 @@ def test_search_plans_every_configuration_only_when_nothing_fits():
     planned.clear()
     fit = search(configs, lambda c: price[c.reference], plan, 400)
     assert fit.chosen is None and set(planned) == set(configs) and len(planned) == 4 and fit.smallest.ram_bytes == 500
+    # with a bound: what cannot fit is not planned, and when nothing fits, only what could be the least
+    bound = {c: ram[c] - 50 for c in configs}
+    planned.clear()
+    assert search(configs, lambda c: price[c.reference], plan, 800, bound=bound.__getitem__).chosen.config == configs[1]
+    assert planned == configs[:2]
+    planned.clear()
+    fit = search(configs, lambda c: price[c.reference], plan, 400, bound=bound.__getitem__)
+    assert fit.chosen is None and fit.smallest.ram_bytes == 500
+    assert planned == [configs[0], configs[3]]  # the baseline, then the least bound; the rest bound above 500 B
 
 
 @pytest.mark.skipif(not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")),
