@@ -26,6 +26,7 @@ that fits, or says how close the smallest came.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -140,28 +141,43 @@ def choose(trials: list[Trial], limit: int, refine: Callable[[Trial], Trial] | N
     return Fit(limit, chosen, tuple(trials))
 
 
-def search(configs: list[Config], price: Callable[[Config], int], plan: Callable[[Config], Trial], limit: int,
-           refine: Callable[[Trial], Trial] | None = None, bound: Callable[[Config], int] | None = None) -> Fit:
-    """`choose` without planning every configuration: each priced first (the cost model, far
-    cheaper than a plan), then planned fastest first, a group of equal price at a time, until
-    one fits. The first configuration (the build as asked, the baseline) is always planned.
+def search(configs: list[Config], price: Callable[[Config], int | None], plan: Callable[[Config], Trial],
+           limit: int, refine: Callable[[Trial], Trial] | None = None, bound: Callable[[Config], int] | None = None,
+           price_floor: Callable[[Config], int] | None = None) -> Fit:
+    """`choose` without planning every configuration: each priced (the cost model, far cheaper
+    than a plan), then planned fastest first, a group of equal price at a time, until one fits.
+    The first configuration (the build as asked, the baseline) is always planned. `price`
+    None: the configuration does not exist (a patch stage the model has none of).
+    `price_floor` (a cheap price no more than `price`) defers pricing a configuration until
+    it could come next: the patch stage is searched only when a build with it might be taken.
     `bound` (the RAM no plan of a configuration goes below, cheaper than a plan) skips those
     that cannot fit; when nothing fits, the rest are planned to report the least RAM reached,
     but for those whose bound is above the least found."""
     planned = {configs[0]: plan(configs[0])}
-    prices = {c: price(c) for c in configs}
-
-    def key(c: Config) -> tuple:  # choose's order
-        return prices[c], c.compact, c.changes
-
-    for _, group in itertools.groupby(sorted(configs, key=key), key=key):
+    floor = price_floor or price
+    heap = [((floor(c), c.compact, c.changes), False, k) for k, c in enumerate(configs)]
+    heapq.heapify(heap)
+    priced: list[Config] = []
+    while heap:
+        key = heap[0][0]
+        group = []
+        while heap and heap[0][0] == key:
+            group.append(heapq.heappop(heap))
+        if not all(exact for _, exact, _ in group):  # choose's order on the exact price
+            for _, exact, k in group:
+                p = price(configs[k]) if not exact else key[0]
+                if p is not None:
+                    heapq.heappush(heap, ((p, configs[k].compact, configs[k].changes), True, k))
+            continue
+        group = [configs[k] for _, _, k in group]
+        priced += group
         group = [c for c in group if c in planned or bound is None or bound(c) <= limit]  # others cannot fit
         trials = [planned[c] if c in planned else plan(c) for c in group]
         chosen = _fastest_fit(trials, limit, refine)
         planned.update((t.config, t) for t in trials)
         if chosen is not None:
             return Fit(limit, chosen, tuple(planned[c] for c in configs if c in planned))
-    for c in sorted(configs, key=bound or (lambda c: 0)):
+    for c in sorted(priced, key=bound or (lambda c: 0)):
         least = min(t.ram_bytes for t in planned.values())
         if c not in planned and (bound is None or bound(c) <= least):
             planned[c] = plan(c)

@@ -115,3 +115,25 @@ def test_the_build_within_the_limit_is_bit_exact_on_cortex_m4(encoder, squeezed)
         for name in w_out:
             np.testing.assert_array_equal(g_out[name], w_out[name], err_msg=name)
     assert_bit_exact(encoder, samples, got)
+
+
+def test_a_configuration_is_priced_only_when_it_could_come_next():
+    base, io, patched = Config(), Config((), False, True), Config((), True, False)
+    ram = {base: 900, io: 700, patched: 600}
+    priced = []
+
+    def price(c):
+        priced.append(c)
+        return None if c == patched and missing else {base: 100, io: 100, patched: 120}[c]
+
+    def plan(c):
+        return Trial(c, ram[c], ram[c], 120 if c.patch_stage else 100)
+
+    floor = {base: 100, io: 100, patched: 101}.__getitem__
+    missing = False
+    assert search([base, io, patched], price, plan, 800, price_floor=floor).chosen.config == io
+    assert patched not in priced  # the patch stage beyond the fit: never searched
+    assert search([base, io, patched], price, plan, 650, price_floor=floor).chosen.config == patched
+    missing = True  # a model without a patch stage: the configuration is dropped
+    fit = search([base, io, patched], price, plan, 650, price_floor=floor)
+    assert fit.chosen is None and {t.config for t in fit.trials} == {base, io}
