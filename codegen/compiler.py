@@ -209,9 +209,10 @@ def compile_model(model: Path, options: CompileOptions, fit_flash: int | None = 
 
 
 def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> BuildResult:
-    """--ram-limit when the build as asked does not fit: every combination of in-place or
-    scratch-free reference kernels, patch stage and I/O in the arena (codegen/memory/fit.py) planned, the
-    fastest that fits built. When none fits, one line with the least RAM reached and how."""
+    """--ram-limit when the build as asked does not fit: the combinations of in-place or
+    scratch-free reference kernels, patch stage and I/O in the arena (codegen/memory/fit.py)
+    priced, planned fastest first, the first that fits built. When none fits, one line with the
+    least RAM reached and how."""
     optimised = run_pipeline(g, passes=pipeline_for(options.numerics))
     configs, price, plan, refine, bound, price_floor = ram_trials(g, optimised, options)
     found = fit.search(configs, price, plan, options.ram_limit, refine, bound, price_floor)
