@@ -25,7 +25,7 @@ from codegen.lower import lower_graph
 from codegen.lower.band_views import apply_band_views, concat_views
 from codegen.lower.context import LowerContext, c_identifier
 from codegen.lower.state import detach_state, state_values
-from codegen.memory import Alias, Buffer, Plan, fit, plan_memory
+from codegen.memory import Alias, Buffer, Plan, alias_bound, fit, plan_memory
 from codegen.memory.arena_measure import arena_measure
 from codegen.memory.lifetimes import arena_aliases, arena_buffers, io_bytes
 from codegen.memory.report import StepInfo, memory_markdown, memory_svg, steps_of
@@ -209,12 +209,13 @@ def compile_model(model: Path, options: CompileOptions, fit_flash: int | None = 
 
 
 def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> BuildResult:
-    """--ram-limit when the build as asked does not fit: every combination of in-place
-    reference kernels, patch stage and I/O in the arena (codegen/memory/fit.py) planned, the
-    fastest that fits built. When none fits, one line with the least RAM reached and how."""
+    """--ram-limit when the build as asked does not fit: the combinations of in-place or
+    scratch-free reference kernels, patch stage and I/O in the arena (codegen/memory/fit.py)
+    priced, planned fastest first, the first that fits built. When none fits, one line with the
+    least RAM reached and how."""
     optimised = run_pipeline(g, passes=pipeline_for(options.numerics))
-    trials, refine = ram_trials(g, optimised, options)
-    found = fit.choose(trials, options.ram_limit, refine)
+    configs, price, plan, refine, bound, price_floor = ram_trials(g, optimised, options)
+    found = fit.search(configs, price, plan, options.ram_limit, refine, bound, price_floor)
     if found.chosen is None:
         s = found.smallest
         raise KilnError(f"needs {asked} B of RAM, budget is {options.ram_limit} B (--ram-limit); "
@@ -231,22 +232,31 @@ def fit_ram(g: Graph, options: CompileOptions, naming: dict, asked: int) -> Buil
 
 
 def ram_trials(g: Graph, optimised: Graph, options: CompileOptions):
-    """One `fit.Trial` per configuration, the build as asked first, planned with greedy (fast),
-    and the function that plans one again with the build's planner (never worse than greedy)."""
+    """The configurations to try (the build as asked first), how to price one (the cost model),
+    how to plan one into a `fit.Trial` (greedy: fast), how to plan one again with the
+    build's planner (never worse than greedy), the RAM no plan of one goes below and a cheap
+    floor of its price."""
     base = replace(options, ram_limit=None, reference_kernels=(), compact_kernels=False)
-    fused = {p: _fuse(g, optimised, replace(base, patch_stage=p))[1:] for p in {options.patch_stage, True}}
+    fused: dict[bool, tuple] = {}  # the patch stage searched only when a build with it might be taken
+
+    def fused_of(patch: bool) -> tuple:
+        if patch not in fused:
+            fused[patch] = _fuse(g, optimised, replace(base, patch_stage=patch))[1:]
+        return fused[patch]
+
     lowered: dict[tuple, LowerContext] = {}
 
     def lower(patch: bool, reference: tuple[str, ...], compact: bool = False) -> LowerContext:
         if (patch, reference, compact) not in lowered:
-            lowered[patch, reference, compact] = _lower(fused[patch][0], replace(base, reference_kernels=reference,
+            lowered[patch, reference, compact] = _lower(fused_of(patch)[0], replace(base, reference_kernels=reference,
                                                                                  compact_kernels=compact))
         return lowered[patch, reference, compact]
 
     asked = lower(options.patch_stage, ())
     everything = lower(options.patch_stage, tuple(sorted({fit.request_stem(c) for c in asked.calls})))
-    stems = fit.inplace_stems(asked.calls, everything.calls)
-    patch = not options.patch_stage and fused[True][1] is not None
+    stems = sorted(set(fit.inplace_stems(asked.calls, everything.calls)) |
+                   set(fit.scratch_stems(asked.calls, everything.calls)))
+    patch = not options.patch_stage  # if the model has a patch stage (`price`)
     compact = fit.scratch_of(lower(options.patch_stage, (), True).calls) != fit.scratch_of(asked.calls)
     configs = [c for c in fit.configs(stems, patch, io=not options.io_fixed, compact=compact)
                if (c.io_in_arena or not options.io_in_arena) and (c.patch_stage or not options.patch_stage)]
@@ -261,8 +271,29 @@ def ram_trials(g: Graph, optimised: Graph, options: CompileOptions):
         return fit.Trial(c, plan.arena_size, plan.arena_size + io, fit.program_cycles(ctx.g, ctx.calls, options.target),
                          plan.status, floor + io)
 
+    prices: dict[tuple, int] = {}
+
+    def price(c: fit.Config) -> int | None:  # compact kernels are priced as the fast paths they replace
+        if c.patch_stage and not options.patch_stage and fused_of(True)[1] is None:
+            return None
+        key = (c.patch_stage or options.patch_stage, c.reference)
+        if key not in prices:
+            ctx = lower(*key)
+            prices[key] = fit.program_cycles(ctx.g, ctx.calls, options.target)
+        return prices[key]
+
+    def bound(c: fit.Config) -> int:  # no plan of `c` goes below: what a plan need not be made for
+        ctx = lower(c.patch_stage or options.patch_stage, c.reference, c.compact)
+        buffers = arena_buffers(ctx, c.io_in_arena)
+        return alias_bound(buffers, arena_aliases(ctx, buffers)) + (0 if c.io_in_arena else io_bytes(ctx))
+
+    def price_floor(c: fit.Config) -> int | None:  # the patch stage recomputes its halo: slower than without
+        if c.patch_stage and not options.patch_stage and True not in fused:
+            return price(replace(c, patch_stage=False)) + 1
+        return price(c)
+
     refine = None if options.planner == planner else (lambda t: trial(t.config, options.planner))
-    return [trial(c, planner) for c in configs], refine
+    return configs, price, lambda c: trial(c, planner), refine, bound, price_floor
 
 
 def _io_entry(ctx: LowerContext, name: str) -> dict:

@@ -1,10 +1,12 @@
 """`--ram-limit`: the fastest combination of kernel variants and plans whose RAM fits.
 
 What a build can trade for RAM, each at its own price in speed:
-- in-place kernels: the reference variant of some kernels runs in place (depthwise one
+- reference kernels: the reference variant of some kernels runs in place (depthwise one
   channel at a time over its input, convolution with a smaller partial overlap) where the
-  target's faster variant (cortex_m_dsp, mve, neon) needs more room: per kernel stem, the
-  target's variant or the reference one (`Config.reference`);
+  target's faster variant (cortex_m_dsp, mve, neon) needs more room, and of others needs no
+  scratch (or less) where the faster one takes some (the DSP matmul's packed rows, the fully
+  connected kernel's row, the convolution's window): per kernel stem, the target's variant or
+  the reference one (`Config.reference`);
 - the patch-based first stage (--patch-stage): fewer live bytes, halo rows computed again;
 - inputs and outputs inside the arena (--io-in-arena): free in speed, another C API;
 - compact kernels: the target's kernels without the fast paths that take more scratch (the
@@ -17,12 +19,14 @@ model's estimate of the lowered program (codegen/fusion/costmodel.py), each node
 the constants of the kernel family that computes it: estimates, good for ranking, not for
 promising a count (`kiln profile` measures the build taken).
 
-The search itself (`choose`) is pure: the compiler hands it one `Trial` per configuration and
-it returns the fastest that fits, or says how close the smallest came.
+The search itself (`choose`, `search`) is pure: the compiler hands it the configurations, how
+to price one and how to plan one (or one `Trial` per configuration), and it returns the fastest
+that fits, or says how close the smallest came.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -37,7 +41,8 @@ MAX_FREE_STEMS = 4  # beyond this many candidate kernels: none, each alone, or a
 
 @dataclass(frozen=True)
 class Config:
-    """One way to build: kernels run by their reference (in-place) variant, patch stage, I/O."""
+    """One way to build: kernels run by their reference (in-place or scratch-free) variant,
+    patch stage, I/O."""
 
     reference: tuple[str, ...] = ()
     patch_stage: bool = False
@@ -45,7 +50,7 @@ class Config:
     compact: bool = False
 
     def describe(self) -> str:
-        parts = ([f"reference in-place kernels for {', '.join(self.reference)}"] if self.reference else
+        parts = ([f"reference kernels for {', '.join(self.reference)}"] if self.reference else
                  ["the target's kernels"])
         parts += ["compact fast kernels (no widened scratch)"] if self.compact else []
         parts += ["patch-based first stage"] if self.patch_stage else []
@@ -130,6 +135,59 @@ def choose(trials: list[Trial], limit: int, refine: Callable[[Trial], Trial] | N
     when nothing fits, the trials whose floor is below the least RAM found are refined (fewest
     bytes first), so that the figure reported is the least Kiln can reach."""
     trials = list(trials)
+    chosen = _fastest_fit(trials, limit, refine)
+    if chosen is None:
+        _refine_least(trials, refine)
+    return Fit(limit, chosen, tuple(trials))
+
+
+def search(configs: list[Config], price: Callable[[Config], int | None], plan: Callable[[Config], Trial],
+           limit: int, refine: Callable[[Trial], Trial] | None = None, bound: Callable[[Config], int] | None = None,
+           price_floor: Callable[[Config], int] | None = None) -> Fit:
+    """`choose` without planning every configuration: each priced (the cost model, far cheaper
+    than a plan), then planned fastest first, a group of equal price at a time, until one fits.
+    The first configuration (the build as asked, the baseline) is always planned. `price`
+    None: the configuration does not exist (a patch stage the model has none of).
+    `price_floor` (a cheap price no more than `price`) defers pricing a configuration until
+    it could come next: the patch stage is searched only when a build with it might be taken.
+    `bound` (the RAM no plan of a configuration goes below, cheaper than a plan) skips those
+    that cannot fit; when nothing fits, the rest are planned to report the least RAM reached,
+    but for those whose bound is above the least found."""
+    planned = {configs[0]: plan(configs[0])}
+    floor = price_floor or price
+    heap = [((floor(c), c.compact, c.changes), False, k) for k, c in enumerate(configs)]
+    heapq.heapify(heap)
+    priced: list[Config] = []
+    while heap:
+        key = heap[0][0]
+        group = []
+        while heap and heap[0][0] == key:
+            group.append(heapq.heappop(heap))
+        if not all(exact for _, exact, _ in group):  # choose's order on the exact price
+            for _, exact, k in group:
+                p = price(configs[k]) if not exact else key[0]
+                if p is not None:
+                    heapq.heappush(heap, ((p, configs[k].compact, configs[k].changes), True, k))
+            continue
+        group = [configs[k] for _, _, k in group]
+        priced += group
+        group = [c for c in group if c in planned or bound is None or bound(c) <= limit]  # others cannot fit
+        trials = [planned[c] if c in planned else plan(c) for c in group]
+        chosen = _fastest_fit(trials, limit, refine)
+        planned.update((t.config, t) for t in trials)
+        if chosen is not None:
+            return Fit(limit, chosen, tuple(planned[c] for c in configs if c in planned))
+    for c in sorted(priced, key=bound or (lambda c: 0)):
+        least = min(t.ram_bytes for t in planned.values())
+        if c not in planned and (bound is None or bound(c) <= least):
+            planned[c] = plan(c)
+    trials = [planned[c] for c in configs if c in planned]
+    _refine_least(trials, refine)
+    return Fit(limit, None, tuple(trials))
+
+
+def _fastest_fit(trials: list[Trial], limit: int, refine: Callable[[Trial], Trial] | None) -> Trial | None:
+    """`choose`'s first pass: fastest first, the first within `limit` (trials refined in place)."""
     # The cost model prices compact kernels like the fast paths they replace, though they are a
     # few per cent slower (KWS on cortex-m4: +4.6 %): among builds estimated equal they come last.
     order = sorted(range(len(trials)), key=lambda k: (trials[k].cycles, trials[k].config.compact,
@@ -138,12 +196,16 @@ def choose(trials: list[Trial], limit: int, refine: Callable[[Trial], Trial] | N
         if trials[k].ram_bytes > limit and refine is not None and trials[k].improvable and trials[k].floor <= limit:
             trials[k] = refine(trials[k])
         if trials[k].ram_bytes <= limit:
-            return Fit(limit, trials[k], tuple(trials))
+            return trials[k]
+    return None
+
+
+def _refine_least(trials: list[Trial], refine: Callable[[Trial], Trial] | None) -> None:
+    """Nothing fits: the trials whose floor is below the least RAM found, refined in place."""
     for k in sorted(range(len(trials)), key=lambda k: trials[k].floor):
         least = min(t.ram_bytes for t in trials)
         if refine is not None and trials[k].improvable and trials[k].floor < least:
             trials[k] = refine(trials[k])
-    return Fit(limit, None, tuple(trials))
 
 
 def program_cycles(g, calls, target) -> int:
@@ -170,6 +232,17 @@ def inplace_stems(target_calls, reference_calls) -> list[str]:
             continue
         if (fast.inplace_kernel, fast.inplace_overlap, bool(fast.inplace_ok)) != \
                 (ref.inplace_kernel, ref.inplace_overlap, True):
+            stems.add(request_stem(fast))
+    return sorted(stems)
+
+
+def scratch_stems(target_calls, reference_calls) -> list[str]:
+    """Kernel stems whose target variant takes more scratch, at some call, than the reference
+    variant of the same call (the two lowerings of one graph, call by call): the reference
+    kernel frees those bytes while the call runs."""
+    stems = set()
+    for fast, ref in zip(target_calls, reference_calls):
+        if fast.variant != ref.variant and sum(scratch_of([fast])[0]) > sum(scratch_of([ref])[0]):
             stems.add(request_stem(fast))
     return sorted(stems)
 

@@ -39,7 +39,7 @@ def test_choose_takes_the_fastest_that_fits_then_the_fewest_changes():
     fit = choose(trials, 100)
     assert fit.chosen is None and fit.smallest == trials[3]
     assert format_fit(fit, trials[0]) == ("nothing fits 100 B: the least RAM Kiln reaches is 500 B (reference "
-                                          "in-place kernels for dw, c, inputs and outputs in the arena)")
+                                          "kernels for dw, c, inputs and outputs in the arena)")
     assert format_fit(choose(trials, 650), trials[0]).endswith("estimated +200.0% cycles")
 
 
@@ -130,5 +130,5 @@ def test_in_place_reference_kernels_when_compact_is_not_enough(net):
 
 def test_nothing_fits_names_the_least_ram(net):
     g, _ = net
-    with pytest.raises(KilnError, match=r"the least Kiln reaches is \d+ B \(reference in-place kernels for "):
+    with pytest.raises(KilnError, match=r"the least Kiln reaches is \d+ B \(reference kernels for "):
         _fit(g, 1000)
