@@ -2,9 +2,9 @@
 
 Kiln computes these operators in float with the weights dequantized at import, but for the
 convolution and the fully connected layer of one weight scale (HybridConv2D) and the LSTM's
-gate matrices (HybridLSTM), which quantize their
-inputs on the fly and multiply in int8 as LiteRT does. LiteRT's on-the-fly quantization moves
-results by ~1e-3 relative from the float computation. `dequantized_model` writes the float
+gate matrices (HybridLSTM), which quantize their inputs on the fly and multiply in int8 as
+LiteRT does. LiteRT's on-the-fly quantization moves results by ~1e-3 relative from the float
+computation. `dequantized_model` writes the float
 model that the dequantized operators compute, so that a reference runtime can be compared with
 them at float tolerance.
 """

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from codegen.kernels import repack
 from codegen.kernels.linear import MVE_HEADERS
-from codegen.kernels.neon_dotprod.matmul_s8 import column_slices
+from codegen.kernels.neon_dotprod.matmul_s8 import packed_operands
 from codegen.kernels.reference.matmul_s8 import MatmulS8
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
 from codegen.ops.request import ConstArray, ScratchArg
@@ -44,19 +42,7 @@ class MatmulS8MveSpec(KernelSpec):
     @classmethod
     def prepare(cls, request, ctx):
         node, fields = request.node, dict(request.params)
-        k, n = fields["k"], fields["n"]
-        k16, n4 = repack.round_up(k, 16), repack.round_up(n, 4)
-        slice_bytes = n4 * k16 + 4 * n4
-        b_value = ctx.g.values[node.inputs[1]]
-        if b_value.is_const:
-            data = column_slices(b_value.data, k, n, fields["a_offset"], fields["b_offset"])
-            b_arg = ctx.constant(node, "cols", data, "int32")
-            fields["b_strides"] = tuple(s // (k * n) * slice_bytes for s in fields["b_strides"])
-        else:
-            b_arg = ctx.tensor(node.inputs[1])
-        table = repack.mve_requant(np.zeros(4), np.full(4, fields["multiplier"]), np.full(4, fields["shift"]), 4)
-        params = MatmulS8Mve(**fields, k16=k16, n4=n4, b_const=int(b_value.is_const),
-                             rq=ctx.constant(node, "rq", table, "int32"))
-        args = (ctx.tensor(node.inputs[0]), b_arg, ctx.tensor(node.outputs[0]),
-                ScratchArg(4 if b_value.is_const else slice_bytes))
+        b_arg, b_const, k16, n4, slice_bytes, rq = packed_operands(request, ctx, fields)
+        params = MatmulS8Mve(**fields, k16=k16, n4=n4, b_const=int(b_const), rq=rq)
+        args = (ctx.tensor(node.inputs[0]), b_arg, ctx.tensor(node.outputs[0]), ScratchArg(4 if b_const else slice_bytes))
         return Prepared(params, args, tuple(dict.fromkeys(tuple(request.headers) + cls.headers)))

@@ -43,6 +43,26 @@ def column_slices(b: np.ndarray, k: int, n: int, a_offset: int, b_offset: int) -
     return np.concatenate([words, terms], axis=1).reshape(-1)
 
 
+def packed_operands(request, ctx, fields: dict):
+    """What the SDOT and Helium matmuls share: b as slices of 16-byte columns with their
+    offset terms (packed at compile time when constant: `fields`' b_strides then count packed
+    slices), and the output stage's requantization table. Returns (b argument, b constant?,
+    k16, n4, bytes of one packed slice, the table's constant)."""
+    node = request.node
+    k, n = fields["k"], fields["n"]
+    k16, n4 = repack.round_up(k, 16), repack.round_up(n, 4)
+    slice_bytes = n4 * k16 + 4 * n4
+    b_value = ctx.g.values[node.inputs[1]]
+    if b_value.is_const:
+        data = column_slices(b_value.data, k, n, fields["a_offset"], fields["b_offset"])
+        b_arg = ctx.constant(node, "cols", data, "int32")
+        fields["b_strides"] = tuple(s // (k * n) * slice_bytes for s in fields["b_strides"])
+    else:
+        b_arg = ctx.tensor(node.inputs[1])
+    table = repack.mve_requant(np.zeros(4), np.full(4, fields["multiplier"]), np.full(4, fields["shift"]), 4)
+    return b_arg, b_value.is_const, k16, n4, slice_bytes, ctx.constant(node, "rq", table, "int32")
+
+
 @kernel_spec
 class MatmulS8SdotSpec(KernelSpec):
     kernel, variant, Params, headers = "matmul_s8", "neon_dotprod", MatmulS8Sdot, NEON_HEADERS
@@ -50,20 +70,8 @@ class MatmulS8SdotSpec(KernelSpec):
     @classmethod
     def prepare(cls, request, ctx):
         node, fields = request.node, dict(request.params)
-        k, n = fields["k"], fields["n"]
-        k16, n4 = repack.round_up(k, 16), repack.round_up(n, 4)
-        slice_bytes = n4 * k16 + 4 * n4
-        b_value = ctx.g.values[node.inputs[1]]
-        scratch = 2 * k16  # the two zero-padded rows of a
-        if b_value.is_const:
-            data = column_slices(b_value.data, k, n, fields["a_offset"], fields["b_offset"])
-            b_arg = ctx.constant(node, "cols", data, "int32")
-            fields["b_strides"] = tuple(s // (k * n) * slice_bytes for s in fields["b_strides"])
-        else:
-            b_arg = ctx.tensor(node.inputs[1])
-            scratch += slice_bytes
-        table = repack.mve_requant(np.zeros(4), np.full(4, fields["multiplier"]), np.full(4, fields["shift"]), 4)
-        params = MatmulS8Sdot(**fields, k16=k16, n4=n4, b_const=int(b_value.is_const), right=int(fields["shift"] < 0),
-                              rq=ctx.constant(node, "rq", table, "int32"))
+        b_arg, b_const, k16, n4, slice_bytes, rq = packed_operands(request, ctx, fields)
+        scratch = 2 * k16 + (0 if b_const else slice_bytes)  # the two zero-padded rows of a (and b's slice)
+        params = MatmulS8Sdot(**fields, k16=k16, n4=n4, b_const=int(b_const), right=int(fields["shift"] < 0), rq=rq)
         args = (ctx.tensor(node.inputs[0]), b_arg, ctx.tensor(node.outputs[0]), ScratchArg(scratch))
         return Prepared(params, args, tuple(dict.fromkeys(tuple(request.headers) + cls.headers)))
