@@ -190,18 +190,19 @@ def compile_model(model: Path, options: CompileOptions, fit_flash: int | None = 
         naming = {"name": name, "model_file": model.name, "model_sha256": hashlib.sha256(data).hexdigest()}
         with progress.step(f"compiling {model.name} (passes, fusion, lowering, arena)"):
             result = compile_graph(g, options, **naming)
+        flash = options.flash_limit if options.flash_limit is not None else fit_flash
+        if flash is not None and options.optimize == "speed" and need_of(result.manifest).flash_bytes > flash:
+            # The speed build's widened weights (int16 fully connected rows, wide convolution
+            # weights) buy instructions with flash; where that does not fit, the bytes-only
+            # build, before any --ram-limit search (which then searches among bytes-only builds).
+            with progress.step(f"rebuilding {model.name} with --optimize size to fit {flash} B of flash"):
+                smaller = compile_graph(g, replace(options, optimize="size"), **naming)
+            if need_of(smaller.manifest).flash_bytes < need_of(result.manifest).flash_bytes:
+                result, options = smaller, replace(options, optimize="size")
         if options.ram_limit is not None and need_of(result.manifest).ram_bytes > options.ram_limit \
                 and not options.canaries:
             with progress.step(f"searching for a build of {model.name} within --ram-limit"):
                 result = fit_ram(g, options, naming, need_of(result.manifest).ram_bytes)
-        flash = options.flash_limit if options.flash_limit is not None else fit_flash
-        if flash is not None and options.optimize == "speed" and need_of(result.manifest).flash_bytes > flash:
-            # The speed build's widened weights (int16 fully connected rows, wide convolution
-            # weights) buy instructions with flash; where that does not fit, the bytes-only build.
-            with progress.step(f"rebuilding {model.name} with --optimize size to fit {flash} B of flash"):
-                smaller = compile_graph(g, replace(options, optimize="size"), **naming)
-            if need_of(smaller.manifest).flash_bytes < need_of(result.manifest).flash_bytes:
-                result = smaller
         check_budget(result.manifest, ram_limit=options.ram_limit, flash_limit=options.flash_limit)
         return result
     except KilnError as err:

@@ -105,13 +105,14 @@ def test_cli_refuses_a_malformed_limit(tmp_path):
 
 
 
+def m4(**kw):
+    return compile_model(MODEL, CompileOptions(target=load_target("cortex-m4"), planner="greedy", **kw))
+
+
 def test_a_flash_limit_below_the_speed_builds_wide_weights_takes_the_bytes_build():
     """The cortex-m4 speed build keeps fully connected weights as int16 in flash; a
     --flash-limit below it but not below the bytes-only build (--optimize size) gets that
     build; one below both still fails, naming the smaller build's need."""
-    def m4(**kw):
-        return compile_model(MODEL, CompileOptions(target=load_target("cortex-m4"), planner="greedy", **kw))
-
     wide, narrow = need_of(m4().manifest), need_of(m4(optimize="size").manifest)
     assert wide.flash_bytes > narrow.flash_bytes
     fitted = m4(flash_limit=narrow.flash_bytes)
@@ -119,3 +120,13 @@ def test_a_flash_limit_below_the_speed_builds_wide_weights_takes_the_bytes_build
     assert need_of(m4(flash_limit=wide.flash_bytes).manifest).flash_bytes == wide.flash_bytes  # fits as asked
     with pytest.raises(KilnError, match=f"needs {narrow.flash_bytes} B of flash"):
         m4(flash_limit=narrow.flash_bytes - 1)
+
+
+def test_a_flash_limit_and_a_ram_limit_together_are_both_met():
+    """The bytes-only build is taken first, then the --ram-limit search runs among bytes-only
+    builds: the result keeps what that search found (here: the I/O in the arena)."""
+    narrow = need_of(m4(optimize="size").manifest)
+    fitted = m4(flash_limit=narrow.flash_bytes, ram_limit=narrow.ram_bytes - 1)
+    need = need_of(fitted.manifest)
+    assert need.flash_bytes <= narrow.flash_bytes and need.ram_bytes <= narrow.ram_bytes - 1
+    assert fitted.manifest["ram_fit"]["chosen"]["io_in_arena"]
