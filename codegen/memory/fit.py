@@ -19,9 +19,9 @@ model's estimate of the lowered program (codegen/fusion/costmodel.py), each node
 the constants of the kernel family that computes it: estimates, good for ranking, not for
 promising a count (`kiln profile` measures the build taken).
 
-The search itself (`choose`, `search`) is pure: the compiler hands it the configurations, how
-to price one and how to plan one (or one `Trial` per configuration), and it returns the fastest
-that fits, or says how close the smallest came.
+The search itself (`search`; `choose` over trials already planned) is pure: the compiler hands
+it the configurations, how to price one and how to plan one, and it returns the fastest that
+fits, or says how close the smallest came.
 """
 
 from __future__ import annotations
@@ -133,12 +133,10 @@ def choose(trials: list[Trial], limit: int, refine: Callable[[Trial], Trial] | N
     `refine` plans a trial again with a better (slower) planner. Fastest first, a trial whose
     plan is above the limit but whose floor is not is refined before a slower one is taken;
     when nothing fits, the trials whose floor is below the least RAM found are refined (fewest
-    bytes first), so that the figure reported is the least Kiln can reach."""
-    trials = list(trials)
-    chosen = _fastest_fit(trials, limit, refine)
-    if chosen is None:
-        _refine_least(trials, refine)
-    return Fit(limit, chosen, tuple(trials))
+    bytes first), so that the figure reported is the least Kiln can reach. `search` over
+    trials already planned (the first is the baseline); `Fit.trials` holds those it looked at."""
+    by_config = {t.config: t for t in trials}
+    return search(list(by_config), lambda c: by_config[c].cycles, by_config.__getitem__, limit, refine)
 
 
 def search(configs: list[Config], price: Callable[[Config], int | None], plan: Callable[[Config], Trial],
@@ -187,7 +185,7 @@ def search(configs: list[Config], price: Callable[[Config], int | None], plan: C
 
 
 def _fastest_fit(trials: list[Trial], limit: int, refine: Callable[[Trial], Trial] | None) -> Trial | None:
-    """`choose`'s first pass: fastest first, the first within `limit` (trials refined in place)."""
+    """Fastest first, the first within `limit` (trials refined in place): one price group of `search`."""
     # The cost model prices compact kernels like the fast paths they replace, though they are a
     # few per cent slower (KWS on cortex-m4: +4.6 %): among builds estimated equal they come last.
     order = sorted(range(len(trials)), key=lambda k: (trials[k].cycles, trials[k].config.compact,
