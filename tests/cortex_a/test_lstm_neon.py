@@ -10,14 +10,12 @@ import pytest
 
 from codegen.kernels.linear import NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT
 from codegen.kernels.select import variant_for_name
-from codegen.options import CompileOptions
 from codegen.targets import load_target
 from codegen.verify import qemu_user
-from codegen.verify.run import verify_model
 from codegen.verify.samples import random_samples
 from cortex_a_testing import build
 from helpers import assert_bit_exact
-from ops.lstm_testing import CASES, CLASSIFIER, int8_lstm
+from ops.lstm_testing import CASES, check_classifier_on, int8_lstm
 
 pytestmark = pytest.mark.usefixtures("cortex_a")
 
@@ -39,9 +37,4 @@ def test_neon_lstm_equals_the_reference(target, variant, case):
 
 @pytest.mark.parametrize("target,variant", [("cortex-a53", "neon"), ("cortex-a55", "neon_dotprod")])
 def test_converted_lstm_classifier_matches_tflite_micro(target, variant):
-    t = load_target(target)
-    assert variant_for_name("lstm_s8", t.variants) == variant
-    res = verify_model(CLASSIFIER, CompileOptions(t), samples=4, seed=5)
-    assert res.reference == "tflite-micro"
-    for out in res.outputs:
-        assert out.ok and out.max_abs_error == 0, f"{out.name}: {out.mismatches}/{out.elements} off"
+    check_classifier_on(target, variant)

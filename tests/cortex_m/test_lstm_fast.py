@@ -16,11 +16,10 @@ from codegen.kernels.select import variant_for_name
 from codegen.options import CompileOptions
 from codegen.targets import load_target, with_opt_level
 from codegen.verify import qemu
-from codegen.verify.run import verify_model
 from codegen.verify.samples import random_samples
 from cortex_m_testing import build
 from helpers import assert_bit_exact
-from ops.lstm_testing import CASES, CLASSIFIER, int8_lstm
+from ops.lstm_testing import CASES, check_classifier_on, int8_lstm
 
 pytestmark = pytest.mark.usefixtures("cortex_m")
 
@@ -53,12 +52,7 @@ def test_fast_lstm_carries_only_its_packed_weights():
 
 @pytest.mark.parametrize("target,variant", [("cortex-m4", "cortex_m_dsp"), ("cortex-m55", "mve")])
 def test_converted_lstm_classifier_matches_tflite_micro(target, variant):
-    t = load_target(target)
-    assert variant_for_name("lstm_s8", t.variants) == variant
-    res = verify_model(CLASSIFIER, CompileOptions(t), samples=4, seed=5)
-    assert res.reference == "tflite-micro"
-    for out in res.outputs:
-        assert out.ok and out.max_abs_error == 0, f"{out.name}: {out.mismatches}/{out.elements} off"
+    check_classifier_on(target, variant)
 
 
 @pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])

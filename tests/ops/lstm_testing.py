@@ -9,6 +9,10 @@ from pathlib import Path
 import numpy as np
 
 from codegen.ir import Graph, GraphBuilder, Quant
+from codegen.kernels.select import variant_for_name
+from codegen.options import CompileOptions
+from codegen.targets import load_target
+from codegen.verify.run import verify_model
 
 # The converted Keras LSTM classifier (tests/tflite_converted/generate.py)
 CLASSIFIER = Path(__file__).resolve().parents[1] / "tflite_converted" / "lstm_classifier_int8.tflite"
@@ -47,3 +51,14 @@ def int8_lstm(seq: int, batch: int, inp: int, hidden: int, *, seed: int, per_gat
     outs = b.node("IntegerLSTM", [x, w, r, bias, h0, c0], cell_clip=cell_clip,
                   quant=[hq, hq, Quant.of(cell_scale)])
     return b.output(*outs).build()
+
+
+def check_classifier_on(target: str, variant: str) -> None:
+    """The converted int8 LSTM classifier on `target`, its LSTM run by `variant`'s kernel,
+    bit-exact with the TFLite Micro interpreter."""
+    t = load_target(target)
+    assert variant_for_name("lstm_s8", t.variants) == variant
+    res = verify_model(CLASSIFIER, CompileOptions(t), samples=4, seed=5)
+    assert res.reference == "tflite-micro"
+    for out in res.outputs:
+        assert out.ok and out.max_abs_error == 0, f"{out.name}: {out.mismatches}/{out.elements} off"
