@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from codegen.kernels import repack
+from codegen.kernels.op_consts import drop_unread
 from codegen.kernels.spec import Prepared
 from codegen.ops.request import ConstArray, KernelRequest, ScratchArg
 
@@ -76,7 +77,7 @@ def lstm_prepared(spec, request: KernelRequest, ctx, pack: Callable[[np.ndarray]
     r = np.asarray(params.pop("r").data).reshape(4, hidden, hidden)
     bias = np.asarray(params.pop("bias").data).reshape(4, hidden)
     for value, old in zip(node.inputs[1:4], (request.params["w"], request.params["r"], request.params["bias"])):
-        _drop_unread(ctx, node, value, old)
+        drop_unread(ctx, node, value, old)
     rows = repack.round_up(hidden, row_block)
     in_offset, hid_offset = params.pop("input_offset"), params.pop("hidden_offset")
     in_pad, hid_pad = repack.round_up(inp, k_multiple), repack.round_up(hidden, k_multiple)
@@ -91,8 +92,3 @@ def lstm_prepared(spec, request: KernelRequest, ctx, pack: Callable[[np.ndarray]
     headers = tuple(dict.fromkeys(tuple(request.headers) + spec.headers))
     return Prepared(block, args + (ScratchArg(scratch_bytes(hidden, in_pad, hid_pad)),), headers)
 
-
-def _drop_unread(ctx, node, value: str, const: ConstArray) -> None:
-    """Remove `const`, the flash array of graph value `value`, unless another node reads it."""
-    if all(value not in n.inputs for n in ctx.g.nodes if n is not node):
-        ctx.consts[:] = [c for c in ctx.consts if c is not const]

@@ -17,9 +17,10 @@ import numpy as np
 
 from codegen.kernels import repack
 from codegen.kernels.linear import DSP_HEADERS
+from codegen.kernels.op_consts import replace_const
 from codegen.kernels.reference.svdf import SvdfS8
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.ops.request import ConstArray, ScratchArg
+from codegen.ops.request import ScratchArg
 
 
 def folded_time_bias(bias: np.ndarray, weights_time: np.ndarray, units: int, state_zero_point: int) -> np.ndarray:
@@ -28,22 +29,6 @@ def folded_time_bias(bias: np.ndarray, weights_time: np.ndarray, units: int, sta
     sums = np.asarray(weights_time, np.int64).reshape(units, -1).sum(axis=1)
     folded = np.asarray(bias, np.int64) - state_zero_point * sums
     return (folded & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-
-
-def replace_const(ctx, old: ConstArray, data: np.ndarray, dtype: str, only_reader: bool) -> ConstArray:
-    """`data` in place of the op's constant `old`, under its name, where this call is its only
-    reader (so the op's layout leaves no unread array in flash); else a new constant."""
-    arr = np.ascontiguousarray(np.asarray(data).astype(dtype).reshape(-1))
-    if not only_reader or old not in ctx.consts:
-        return _append(ctx, ConstArray(f"{old.name}_packed", dtype, arr))
-    new = ConstArray(old.name, dtype, arr)
-    ctx.consts[ctx.consts.index(old)] = new
-    return new
-
-
-def _append(ctx, const: ConstArray) -> ConstArray:
-    ctx.consts.append(const)
-    return const
 
 
 @kernel_spec

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from codegen.kernels import repack
-from codegen.kernels.cortex_m_dsp.svdf_s8 import folded_time_bias, replace_const
+from codegen.kernels.cortex_m_dsp.svdf_s8 import folded_time_bias
 from codegen.kernels.linear import NEON_HEADERS
+from codegen.kernels.op_consts import replace_const
 from codegen.kernels.reference.svdf import SvdfS8
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
 from codegen.ops.request import ConstArray, ScratchArg
