@@ -154,8 +154,9 @@ def output_lock(out_dir: Path) -> Iterator[None]:
     while True:
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError as err:
-            raise os_error(err, lock) from None
+        except OSError as err:  # the lock is an implementation detail: name the folder asked for
+            raise KilnError(f"cannot write output folder '{out_dir}' in '{out.parent}': "
+                            f"{err.strerror or type(err).__name__}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as err:

@@ -154,6 +154,13 @@ def test_an_unwritable_parent_is_one_line(tmp_path):
         parent.chmod(0o755)
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_a_parent_that_takes_no_new_files_names_the_output_folder():
+    """Before: the error named Kiln's lock file beside the folder, not the folder asked for."""
+    line = one_error_line(kiln("build", MODEL, "--target", "host", "-o", "/proc/kiln-gen"))
+    assert "'/proc/kiln-gen'" in line and "kiln-lock" not in line
+
+
 @pytest.mark.parametrize("error", [OSError(errno.ENOSPC, "No space left on device"),
                                    OSError(errno.EROFS, "Read-only file system"),
                                    PermissionError(errno.EACCES, "Permission denied")])
