@@ -192,6 +192,15 @@ def test_winograd_chosen_by_its_estimate():
     assert not winograd_f32.winograd_wins(shape(16, 32, 32, dilation_h=2))
 
 
+@pytest.mark.parametrize("optimize, winograd", [("speed", True), ("size", False), ("ram", False)])
+def test_winograd_for_speed_only(optimize, winograd):
+    """Its weights take 16/9 the flash and its scratch more RAM: --optimize size and ram keep
+    the direct path."""
+    g = float_layer("Conv2D", (1, 8, 8, 40), (20, 3, 3, 40), seed=9402, pads=(1, 1, 1, 1))
+    (call,) = [c for c in build(g, "cortex-a72", optimize=optimize).lowered.calls if c.kernel == "conv2d_f32"]
+    assert call.params["winograd"] == winograd
+
+
 def test_winograd_panels_compute_the_convolution():
     """Per position xi, U[xi] = G g G^T (the bias in xi = (1, 1)): V = B^T d B of a 4x4 patch
     times U, then A^T M A, is the 3x3 convolution's 2x2 outputs plus the bias."""

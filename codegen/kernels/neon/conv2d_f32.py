@@ -55,7 +55,8 @@ class Conv2dF32NeonSpec(KernelSpec):
     @classmethod
     def prepare(cls, request, ctx):
         node, shape = request.node, request.params
-        winograd = winograd_f32.winograd_wins(shape)
+        # its weights take 16/9 the bytes and its scratch holds 4 tiles' transforms: for speed only
+        winograd = ctx.optimize == "speed" and winograd_f32.winograd_wins(shape)
         packed, depth = panels(request, ctx, winograd)
         pointwise = (shape["k_h"] == 1 and shape["k_w"] == 1 and shape["pad_top"] == 0
                      and shape["pad_left"] == 0  # and no pixel in the bottom/right padding:
