@@ -113,7 +113,8 @@
 #define KILN_F32_OPERANDS                                                                                      \
     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [w] "+r"(w), [run] "+r"(run),            \
       [runs] "+r"(runs), [out] "+r"(out), [quads] "=&r"(quads), [rest] "=&r"(rest)                             \
-    : [run_len] "r"(run_len), [row_bytes] "r"(row_bytes), [lo] "w"(lo), [hi] "w"(hi), [bounded] "r"(bounded)   \
+    : [run_len] "r"(run_len), [row_bytes] "r"(row_bytes), [lo] "w"(lo), [hi] "w"(hi), [bounded] "r"(bounded),  \
+      [floored] "r"(floored)                                                                                   \
     : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v16", "v17",  \
       "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
 
@@ -140,6 +141,8 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
     const int64_t run_len = a->run_len, row_bytes = (int64_t)ldo * 4;
     /* the upper clamp applies (not +inf, e.g. ReLU6); else its FMINs are skipped */
     const int64_t bounded = vgetq_lane_f32(hi, 0) <= 0x1.fffffep+127f;
+    /* the lower clamp applies (not -inf: a Winograd GEMM's unclamped products); else its FMAXs are skipped */
+    const int64_t floored = vgetq_lane_f32(lo, 0) >= -0x1.fffffep+127f;
     if (wide) {
         __asm__ volatile(
             "ld1 {v16.4s - v19.4s}, [%[w]]\n\t"
@@ -150,7 +153,9 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
                            KILN_F32_STEP16("v4", "v5", "v6", "v7", "0"), KILN_F32_STEP16("v8", "v9", "v10", "v11", "1"),
                            KILN_F32_STEP16("v4", "v5", "v6", "v7", "2"), KILN_F32_STEP16("v8", "v9", "v10", "v11", "3"),
                            KILN_F32_STEP16("v4", "v5", "v6", "v7", "0"))
+            "cbz %w[floored], 7f\n\t"
             KILN_F32_CLAMP16("fmax", "[lo]")
+            "7:\n\t"
             "cbz %w[bounded], 6f\n\t"
             KILN_F32_CLAMP16("fmin", "[hi]")
             "6:\n\t"
@@ -166,7 +171,9 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
                            KILN_F32_STEP8("v4", "v5", "0"), KILN_F32_STEP8("v8", "v9", "1"),
                            KILN_F32_STEP8("v4", "v5", "2"), KILN_F32_STEP8("v8", "v9", "3"),
                            KILN_F32_STEP8("v4", "v5", "0"))
+            "cbz %w[floored], 7f\n\t"
             KILN_F32_CLAMP8("fmax", "[lo]")
+            "7:\n\t"
             "cbz %w[bounded], 6f\n\t"
             KILN_F32_CLAMP8("fmin", "[hi]")
             "6:\n\t"
