@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from codegen.kernels.repack_f32 import gemm_panels
+from codegen.kernels.repack_f32 import block_widths, gemm_panels
 
 # F(2x2, 3x3): the weight (G), input (B^T) and output (A^T) transforms (Lavin and Gray, 2015)
 G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
@@ -68,16 +68,20 @@ def scratch_bytes(in_c: int, out_c: int) -> int:
 _GEMM_CALL = 60  # a 4-row tile's bias loads, clamp and stores per block
 _BLOCK_STEP = 2.5  # per step of k and block of 16 channels: its weight load, the runs' overhead
 _DIRECT_TILE = 150  # the direct path's table of runs for 4 pixels
-_TILE = 300  # a tile's patch pointers, output pixels and transforms' calls
-_TRANSFORM_VECTOR = 90  # a tile's input or output transform per 4 channels
+_TILE = 200  # a tile's patch pointers, output pixels, its share of a group's GEMM calls
+_TRANSFORM_VECTOR = 65  # a tile's input or output transform per 4 channels
 _CHANNEL_TAIL = 300  # a tile's last 1 to 3 input channels copied to a vector
+# a last block of 4 or 12 channels runs on the C tile (not the assembly of 16 or 8): per call, per k
+_C_TILE_CALL, _C_TILE_STEP = 120, 1.5
 
 
 def _gemm_steps(depth: int, out_c: int) -> float:
     """Instructions of the 4-row GEMM tiles over all output channels for `depth` steps of k."""
     vectors = -(-out_c // 4)
     blocks = -(-out_c // 16)
-    return depth * (vectors * 4 + blocks * _BLOCK_STEP + 1) + blocks * _GEMM_CALL
+    c_tile = block_widths(out_c)[-1] in (4, 12)
+    return (depth * (vectors * 4 + blocks * _BLOCK_STEP + 1) + blocks * _GEMM_CALL
+            + c_tile * (_C_TILE_CALL + depth * _C_TILE_STEP))
 
 
 def direct_cost(shape) -> float:
