@@ -217,6 +217,24 @@ def test_winograd_panels_compute_the_convolution():
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
 
 
+def test_winograd_template_transforms_are_the_python_ones():
+    """templates/kernels/neon/_winograd_f32.c.j2 writes B^T and A^T as lists of (index, sign)
+    terms: the same matrices as codegen/kernels/neon/winograd_f32.py's."""
+    from codegen.emit.render import _ENV
+
+    module = _ENV.get_template("kernels/neon/_winograd_f32.c.j2").module
+
+    def dense(rows, width):
+        out = np.zeros((len(rows), width))
+        for r, terms in enumerate(rows):
+            for index, sign in terms:
+                out[r, index] = sign
+        return out
+
+    np.testing.assert_array_equal(dense(module.B_T, 4), winograd_f32.B_T)
+    np.testing.assert_array_equal(dense(module.A_T, 4), winograd_f32.A_T)
+
+
 def test_gemm_panels_layout():
     """Per block of channels (16, then the rest rounded up to 4): bias, then [K][width]."""
     rows = np.arange(20 * 3, dtype=np.float32).reshape(20, 3)
