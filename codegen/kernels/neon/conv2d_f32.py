@@ -62,8 +62,9 @@ class Conv2dF32NeonSpec(KernelSpec):
                      and shape["pad_left"] == 0  # and no pixel in the bottom/right padding:
                      and (shape["out_h"] - 1) * shape["stride_h"] < shape["in_h"]
                      and (shape["out_w"] - 1) * shape["stride_w"] < shape["in_w"])
-        # a tile's table of runs (ROWS pointers per kernel tap), a kernel row of zeros, then
-        # the windows of a tile gathered at the left and right border
+        # Winograd's (winograd_f32.scratch_bytes); the direct path's: a tile's table of runs (ROWS
+        # pointers per kernel tap), a kernel row of zeros, then the windows of a tile gathered at
+        # the left and right border
         scratch = ScratchArg(winograd_f32.scratch_bytes(shape["in_c"], shape["out_c"]) if winograd else
                              8 * ROWS * shape["k_h"] * shape["k_w"] + 4 * shape["k_w"] * shape["in_c"]
                              + 4 * ROWS * depth)
@@ -76,6 +77,6 @@ class Conv2dF32NeonSpec(KernelSpec):
         if call.params["winograd"]:
             claim_paths(ctx, call, ["winograd"])
             allow_overlap(ctx, call, winograd_f32.overlap_shift(call.params))
-        else:
+        else:  # claims no path: the model's kernel renders the Winograd path only if a call takes it
             claim_paths(ctx, call, [])
             allow_conv_overlap(ctx, call, itemsize=4, tile=ROWS)  # it reads a tile's windows until it writes the tile
