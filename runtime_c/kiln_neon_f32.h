@@ -127,12 +127,43 @@ typedef struct {
     int32_t run_len;
 } kiln_neon_f32_rows;
 
+/* A 4-row tile's code over sixteen (eight) channels, `clamp_lo` its lower clamp (or none). */
+#define KILN_F32_TILE16(clamp_lo)                                                                                \
+    "ld1 {v16.4s - v19.4s}, [%[w]]\n\t"                                                                          \
+    "ld1 {v20.4s - v23.4s}, [%[w]]\n\t"                                                                          \
+    "ld1 {v24.4s - v27.4s}, [%[w]]\n\t"                                                                          \
+    "ld1 {v28.4s - v31.4s}, [%[w]], #64\n\t"                                                                     \
+    KILN_F32_LOOPS("ld1 {v4.4s - v7.4s}, [%[w]], #64\n\t", "ld1 {v8.4s - v11.4s}, [%[w]], #64\n\t",              \
+                   KILN_F32_STEP16("v4", "v5", "v6", "v7", "0"), KILN_F32_STEP16("v8", "v9", "v10", "v11", "1"),    \
+                   KILN_F32_STEP16("v4", "v5", "v6", "v7", "2"), KILN_F32_STEP16("v8", "v9", "v10", "v11", "3"),    \
+                   KILN_F32_STEP16("v4", "v5", "v6", "v7", "0"))                                                   \
+    clamp_lo                                                                                                    \
+    "cbz %w[bounded], 6f\n\t"                                                                                    \
+    KILN_F32_CLAMP16("fmin", "[hi]")                                                                            \
+    "6:\n\t"                                                                                                     \
+    KILN_F32_STORE("v16.4s - v19.4s", "v20.4s - v23.4s", "v24.4s - v27.4s", "v28.4s - v31.4s")
+#define KILN_F32_TILE8(clamp_lo)                                                                                 \
+    "ld1 {v16.4s, v17.4s}, [%[w]]\n\t"                                                                           \
+    "ld1 {v18.4s, v19.4s}, [%[w]]\n\t"                                                                           \
+    "ld1 {v20.4s, v21.4s}, [%[w]]\n\t"                                                                           \
+    "ld1 {v22.4s, v23.4s}, [%[w]], #32\n\t"                                                                      \
+    KILN_F32_LOOPS("ld1 {v4.4s, v5.4s}, [%[w]], #32\n\t", "ld1 {v8.4s, v9.4s}, [%[w]], #32\n\t",                  \
+                   KILN_F32_STEP8("v4", "v5", "0"), KILN_F32_STEP8("v8", "v9", "1"),                                \
+                   KILN_F32_STEP8("v4", "v5", "2"), KILN_F32_STEP8("v8", "v9", "3"),                                \
+                   KILN_F32_STEP8("v4", "v5", "0"))                                                                \
+    clamp_lo                                                                                                    \
+    "cbz %w[bounded], 6f\n\t"                                                                                    \
+    KILN_F32_CLAMP8("fmin", "[hi]")                                                                             \
+    "6:\n\t"                                                                                                     \
+    KILN_F32_STORE("v16.4s, v17.4s", "v18.4s, v19.4s", "v20.4s, v21.4s", "v22.4s, v23.4s")
+
 /* out[r * ldo + c] = clamp(bias[c] + sum over k of a[r][k] * w[k][c]) for rows r < 4 and
  * channels c < 16 (`wide`) or c < 8 of one panel w (its 16 or 8 bias values, then
- * runs * run_len steps of 16 or 8 weights). `wide` is a constant where it is inlined. */
+ * runs * run_len steps of 16 or 8 weights); `floored`: the lower clamp applies (0: none, a
+ * Winograd GEMM's products). `wide` and `floored` are constants where it is inlined. */
 static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln_neon_f32_rows *a, const float *w,
                                                                      float *out, int32_t ldo, float32x4_t lo,
-                                                                     float32x4_t hi, int wide)
+                                                                     float32x4_t hi, int wide, int floored)
 {
     const float *a0, *a1, *a2, *a3;
     const float *const *run = a->run;
@@ -140,38 +171,14 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
     const int64_t run_len = a->run_len, row_bytes = (int64_t)ldo * 4;
     /* the upper clamp applies (not +inf, e.g. ReLU6); else its FMINs are skipped */
     const int64_t bounded = vgetq_lane_f32(hi, 0) <= 0x1.fffffep+127f;
-    if (wide) {
-        __asm__ volatile(
-            "ld1 {v16.4s - v19.4s}, [%[w]]\n\t"
-            "ld1 {v20.4s - v23.4s}, [%[w]]\n\t"
-            "ld1 {v24.4s - v27.4s}, [%[w]]\n\t"
-            "ld1 {v28.4s - v31.4s}, [%[w]], #64\n\t"
-            KILN_F32_LOOPS("ld1 {v4.4s - v7.4s}, [%[w]], #64\n\t", "ld1 {v8.4s - v11.4s}, [%[w]], #64\n\t",
-                           KILN_F32_STEP16("v4", "v5", "v6", "v7", "0"), KILN_F32_STEP16("v8", "v9", "v10", "v11", "1"),
-                           KILN_F32_STEP16("v4", "v5", "v6", "v7", "2"), KILN_F32_STEP16("v8", "v9", "v10", "v11", "3"),
-                           KILN_F32_STEP16("v4", "v5", "v6", "v7", "0"))
-            KILN_F32_CLAMP16("fmax", "[lo]")
-            "cbz %w[bounded], 6f\n\t"
-            KILN_F32_CLAMP16("fmin", "[hi]")
-            "6:\n\t"
-            KILN_F32_STORE("v16.4s - v19.4s", "v20.4s - v23.4s", "v24.4s - v27.4s", "v28.4s - v31.4s")
-            KILN_F32_OPERANDS);
+    if (wide && floored) {
+        __asm__ volatile(KILN_F32_TILE16(KILN_F32_CLAMP16("fmax", "[lo]")) KILN_F32_OPERANDS);
+    } else if (wide) {
+        __asm__ volatile(KILN_F32_TILE16("") KILN_F32_OPERANDS);
+    } else if (floored) {
+        __asm__ volatile(KILN_F32_TILE8(KILN_F32_CLAMP8("fmax", "[lo]")) KILN_F32_OPERANDS);
     } else {
-        __asm__ volatile(
-            "ld1 {v16.4s, v17.4s}, [%[w]]\n\t"
-            "ld1 {v18.4s, v19.4s}, [%[w]]\n\t"
-            "ld1 {v20.4s, v21.4s}, [%[w]]\n\t"
-            "ld1 {v22.4s, v23.4s}, [%[w]], #32\n\t"
-            KILN_F32_LOOPS("ld1 {v4.4s, v5.4s}, [%[w]], #32\n\t", "ld1 {v8.4s, v9.4s}, [%[w]], #32\n\t",
-                           KILN_F32_STEP8("v4", "v5", "0"), KILN_F32_STEP8("v8", "v9", "1"),
-                           KILN_F32_STEP8("v4", "v5", "2"), KILN_F32_STEP8("v8", "v9", "3"),
-                           KILN_F32_STEP8("v4", "v5", "0"))
-            KILN_F32_CLAMP8("fmax", "[lo]")
-            "cbz %w[bounded], 6f\n\t"
-            KILN_F32_CLAMP8("fmin", "[hi]")
-            "6:\n\t"
-            KILN_F32_STORE("v16.4s, v17.4s", "v18.4s, v19.4s", "v20.4s, v21.4s", "v22.4s, v23.4s")
-            KILN_F32_OPERANDS);
+        __asm__ volatile(KILN_F32_TILE8("") KILN_F32_OPERANDS);
     }
     (void)a0; /* stepped by the loops, not read after them */
     (void)a1;
@@ -293,6 +300,8 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile1(const kiln
 #undef KILN_F32_QUAD
 #undef KILN_F32_LOOPS
 #undef KILN_F32_STORE
+#undef KILN_F32_TILE16
+#undef KILN_F32_TILE8
 #undef KILN_F32_OPERANDS
 #undef KILN_F32_ONE16
 #undef KILN_F32_ONE8

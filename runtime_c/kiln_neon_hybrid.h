@@ -17,17 +17,26 @@
 #include "kiln_hybrid.h"
 #include "kiln_neon_s8.h"
 
-/* x * inv clamped to [lo, hi] (NaN to lo) and rounded as LiteRT's vector loop: trunc(t +- 0.5f). */
+/* x * inv clamped to [lo, hi] (NaN to lo: FMAXNM returns the number) and rounded as LiteRT's
+ * vector loop: trunc(t +- 0.5f). */
 KILN_NEON_INLINE int32x4_t kiln_neon_hybrid_round4(float32x4_t x, float inv, float32x4_t lo, float32x4_t hi)
 {
-    float32x4_t t = vmulq_n_f32(x, inv);
-    t = vbslq_f32(vcgeq_f32(t, lo), t, lo);
-    t = vbslq_f32(vcleq_f32(t, hi), t, hi);
+    const float32x4_t t = vminq_f32(vmaxnmq_f32(vmulq_n_f32(x, inv), lo), hi);
     return vcvtq_s32_f32(vaddq_f32(t, vbslq_f32(vcltq_f32(t, vdupq_n_f32(0.0f)), vdupq_n_f32(-0.5f),
                                                   vdupq_n_f32(0.5f))));
 }
 
-/* q[i] = zp + round(x[i] * inv) for the n elements, the code range [lo, hi] relative to zp. */
+/* Eight codes zp + round(x[i] * inv) of x[0..8) to q[0..8). */
+KILN_NEON_INLINE void kiln_neon_hybrid_codes8(const float *x, float inv, int32x4_t vzp, float32x4_t vlo,
+                                              float32x4_t vhi, int8_t *q)
+{
+    const int32x4_t a = vaddq_s32(kiln_neon_hybrid_round4(vld1q_f32(x), inv, vlo, vhi), vzp);
+    const int32x4_t b = vaddq_s32(kiln_neon_hybrid_round4(vld1q_f32(x + 4), inv, vlo, vhi), vzp);
+    vst1_s8(q, kiln_neon_narrow8(a, b));
+}
+
+/* q[i] = zp + round(x[i] * inv) for the n elements, the code range [lo, hi] relative to zp:
+ * two blocks of 8 per iteration, then one. */
 KILN_NEON_INLINE void kiln_neon_hybrid_codes(const float *x, int32_t n, float inv, int32_t zp, int32_t lo,
                                              int32_t hi, int8_t *q)
 {
@@ -35,10 +44,13 @@ KILN_NEON_INLINE void kiln_neon_hybrid_codes(const float *x, int32_t n, float in
     const float32x4_t vlo = vdupq_n_f32((float)lo), vhi = vdupq_n_f32((float)hi);
     const int32x4_t vzp = vdupq_n_s32(zp);
     int32_t i;
-    for (i = 0; i < blocks; i += 8) {
-        const int32x4_t a = vaddq_s32(kiln_neon_hybrid_round4(vld1q_f32(x + i), inv, vlo, vhi), vzp);
-        const int32x4_t b = vaddq_s32(kiln_neon_hybrid_round4(vld1q_f32(x + i + 4), inv, vlo, vhi), vzp);
-        vst1_s8(q + i, kiln_neon_narrow8(a, b));
+    for (i = 0; i + 16 <= blocks; i += 16) {
+        kiln_neon_hybrid_codes8(x + i, inv, vzp, vlo, vhi, q + i);
+        kiln_neon_hybrid_codes8(x + i + 8, inv, vzp, vlo, vhi, q + i + 8);
+    }
+    if (i < blocks) {
+        kiln_neon_hybrid_codes8(x + i, inv, vzp, vlo, vhi, q + i);
+        i += 8;
     }
     for (; i < n; ++i) {
         q[i] = (int8_t)(zp + kiln_hybrid_round(x[i] * inv, i, n, (float)lo, (float)hi));
@@ -48,13 +60,20 @@ KILN_NEON_INLINE void kiln_neon_hybrid_codes(const float *x, int32_t n, float in
 /* kiln_hybrid_quantize_symmetric with NEON: the same codes and scale. */
 static inline float kiln_neon_hybrid_quantize_symmetric(const float *x, int32_t n, int8_t *q)
 {
-    float32x4_t m = vdupq_n_f32(0.0f);
+    /* maxnm: a NaN is skipped, as a > range skips it; four running maxima, 16 floats a step */
+    float32x4_t m0 = vdupq_n_f32(0.0f), m1 = m0, m2 = m0, m3 = m0;
     float range;
     int32_t i;
-    for (i = 0; i + 4 <= n; i += 4) {
-        m = vmaxnmq_f32(m, vabsq_f32(vld1q_f32(x + i)));  /* maxnm: a NaN is skipped, as a > range skips it */
+    for (i = 0; i + 16 <= n; i += 16) {
+        m0 = vmaxnmq_f32(m0, vabsq_f32(vld1q_f32(x + i)));
+        m1 = vmaxnmq_f32(m1, vabsq_f32(vld1q_f32(x + i + 4)));
+        m2 = vmaxnmq_f32(m2, vabsq_f32(vld1q_f32(x + i + 8)));
+        m3 = vmaxnmq_f32(m3, vabsq_f32(vld1q_f32(x + i + 12)));
     }
-    range = vmaxnmvq_f32(m);
+    for (; i + 4 <= n; i += 4) {
+        m0 = vmaxnmq_f32(m0, vabsq_f32(vld1q_f32(x + i)));
+    }
+    range = vmaxnmvq_f32(vmaxnmq_f32(vmaxnmq_f32(m0, m1), vmaxnmq_f32(m2, m3)));
     for (; i < n; ++i) {
         const float a = x[i] < 0.0f ? -x[i] : x[i];
         range = a > range ? a : range;
@@ -101,10 +120,12 @@ KILN_NEON_INLINE float32x4_t kiln_neon_hybrid_out4(int32x4_t sums, const int32_t
                                                    float in_scale, float32x4_t lo, float32x4_t hi)
 {
     const int32x4_t acc = vmlsq_s32(sums, vld1q_s32(w_sum), vdupq_n_s32(zp));
-    float32x4_t y = vmulq_f32(vcvtq_f32_s32(acc), vmulq_n_f32(vld1q_f32(ep), in_scale));
-    y = vaddq_f32(y, vld1q_f32(ep + 4));
-    y = vbslq_f32(vcltq_f32(y, lo), lo, y);  /* y < lo ? lo : y, then y > hi ? hi : y */
-    return vbslq_f32(vcgtq_f32(y, hi), hi, y);
+    const float32x4_t y = vaddq_f32(vmulq_f32(vcvtq_f32_s32(acc), vmulq_n_f32(vld1q_f32(ep), in_scale)),
+                                    vld1q_f32(ep + 4));
+    /* y < lo ? lo : y, then y > hi ? hi : y, a NaN kept: FMAX and FMIN (which differ only by
+     * giving +0.0 for max(-0.0, +0.0), and y is -0.0 only for a zero sum, a zero weight scale
+     * and a bias of -0.0) */
+    return vminq_f32(vmaxq_f32(y, lo), hi);
 }
 
 /* The first n (1..4) lanes of v to out[0..n). */

@@ -101,7 +101,11 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
     "resize_bilinear_s8": lambda: [_resize_bilinear((1, 4, 5, 7), (7, 9))],
     "index_map": lambda: [_gather((1, 3, 4, 21), 2, [3, 0, 0, 2, 1])],
     "conv2d_f32": lambda: [float_layer("Conv2D", (1, 7, 7, 3), (8, 3, 3, 3), seed=8, pads=(1, 1, 1, 1)),
-                           float_layer("Conv2D", (1, 5, 5, 8), (20, 1, 1, 8), seed=9)],
+                           float_layer("Conv2D", (1, 5, 5, 8), (20, 1, 1, 8), seed=9),
+                           # NEON: Winograd F(2x2, 3x3) (odd output sizes, batch 2, channel tails, SAME / VALID)
+                           float_layer("Conv2D", (2, 7, 7, 33), (17, 3, 3, 33), seed=9410, pads=(1, 1, 1, 1),
+                                       activation="relu"),
+                           float_layer("Conv2D", (1, 7, 9, 35), (23, 3, 3, 35), seed=9411)],
     "depthwise_conv2d_f32": lambda: [float_layer("DepthwiseConv2D", (1, 6, 5, 24), (1, 3, 3, 24), seed=10,
                                                  pads=(1, 1, 1, 1))],
     "fully_connected_f32": lambda: [float_layer("FullyConnected", (6, 10), (29, 10), seed=11)],

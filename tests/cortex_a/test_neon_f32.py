@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from codegen.ir import Graph, GraphBuilder, run_graph
+from codegen.kernels.neon import winograd_f32
 from codegen.kernels.repack_f32 import block_widths, gemm_panels
 from codegen.kernels.select import variant_for_name as kernel_variant
 from codegen.targets import load_target, with_kernels
@@ -43,6 +44,10 @@ CONV = [
     ((1, 12, 4, 1), (6, 10, 4, 1), {"strides": (2, 2), "pads": (4, 1, 5, 1)}),  # KWS stem, C = 1
     ((1, 9, 12, 4), (8, 3, 3, 4), {"dilations": (2, 1), "pads": (1, 1, 2, 1)}),  # rows read in place, dilated
     ((1, 11, 14, 5), (16, 3, 3, 5), {"strides": (2, 2)}),  # 4x16 tiles in place at stride 2, K = 45
+    # Winograd F(2x2, 3x3) by its estimate: odd output sizes, batches, channel tails, a last
+    # group of fewer than 4 tiles (2 * 16 tiles; 3 * 4: 12)
+    ((2, 7, 7, 33), (17, 3, 3, 33), {"pads": (1, 1, 1, 1), "activation": "relu"}),
+    ((1, 7, 9, 35), (23, 3, 3, 35), {"activation": "relu6"}),  # VALID: 5x7
 ]
 DEPTHWISE = [
     ((1, 6, 5, 24), (1, 3, 3, 24), {"pads": (1, 1, 1, 1)}),  # 16 + 4 + 4 channels
@@ -154,6 +159,82 @@ def test_neon_float_kernels_match_the_reference(aarch64, target):
             assert report.ok, (name, report)
 
 
+# Winograd forced on every 3x3 stride-1 layer (its estimate keeps few channels direct): channel
+# counts 3, 5, 17 (each transform's tail), SAME and VALID, batch 2, odd output sizes, clamps
+WINOGRAD_FORCED = [((2, 5, 7, 3), (5, 3, 3, 3), {"pads": (1, 1, 1, 1), "activation": "relu"}),
+                   ((1, 9, 6, 5), (17, 3, 3, 5), {}),  # VALID: 7x4
+                   ((2, 6, 5, 17), (3, 3, 3, 17), {"pads": (1, 1, 1, 1), "activation": "relu6"}),
+                   ((1, 4, 4, 8), (16, 3, 3, 8), {"pads": (0, 0, 1, 1)}),  # padded after only
+                   ((1, 3, 3, 4), (8, 3, 3, 4), {})]  # one output pixel: one tile, three of zeros
+
+
+def test_neon_winograd_matches_the_reference(aarch64, monkeypatch):
+    monkeypatch.setattr(winograd_f32, "winograd_wins", winograd_f32.fits)
+    graphs = [float_layer("Conv2D", x, w, seed=9400 + k, bias=k != 1, **attrs)
+              for k, (x, w, attrs) in enumerate(WINOGRAD_FORCED)]
+    g, res, runs = _run(graphs, "cortex-a72")
+    assert sum(c.params.get("winograd", False) for c in res.lowered.calls) == len(WINOGRAD_FORCED)
+    for got, want in runs:
+        for name in g.outputs:
+            report = compare_output(name, got[name], want[name])
+            assert report.ok, (name, report)
+
+
+def test_winograd_chosen_by_its_estimate():
+    """ResNet-8's 3x3 layers of 16 to 64 channels take Winograd, its RGB stem and strided or
+    dilated layers the direct path."""
+    def shape(hw, in_c, out_c, **kw):
+        return {"batches": 1, "out_h": hw, "out_w": hw, "in_c": in_c, "out_c": out_c, "k_h": 3, "k_w": 3,
+                "stride_h": 1, "stride_w": 1, "dilation_h": 1, "dilation_w": 1, **kw}
+    assert all(winograd_f32.winograd_wins(shape(*s)) for s in [(32, 16, 16), (16, 32, 32), (8, 64, 64)])
+    assert not winograd_f32.winograd_wins(shape(32, 3, 16))
+    assert not winograd_f32.winograd_wins(shape(16, 32, 32, stride_h=2, stride_w=2))
+    assert not winograd_f32.winograd_wins(shape(16, 32, 32, dilation_h=2))
+
+
+@pytest.mark.parametrize("optimize, winograd", [("speed", True), ("size", False), ("ram", False)])
+def test_winograd_for_speed_only(optimize, winograd):
+    """Its weights take 16/9 the flash and its scratch more RAM: --optimize size and ram keep
+    the direct path."""
+    g = float_layer("Conv2D", (1, 8, 8, 40), (20, 3, 3, 40), seed=9402, pads=(1, 1, 1, 1))
+    (call,) = [c for c in build(g, "cortex-a72", optimize=optimize).lowered.calls if c.kernel == "conv2d_f32"]
+    assert call.params["winograd"] == winograd
+
+
+def test_winograd_panels_compute_the_convolution():
+    """Per position xi, U[xi] = G g G^T (the bias in xi = (1, 1)): V = B^T d B of a 4x4 patch
+    times U, then A^T M A, is the 3x3 convolution's 2x2 outputs plus the bias."""
+    rng = np.random.default_rng(9401)
+    w = rng.standard_normal((6, 3, 3, 5)).astype(np.float32)
+    bias = rng.standard_normal(6).astype(np.float32)
+    patch = rng.standard_normal((4, 4, 5))
+    panels = winograd_f32.winograd_panels(w, bias).reshape(16, 5 + 1, 8)  # per xi: bias, then [k][o]; o padded to 8
+    v = np.einsum("ai,ijc,bj->abc", winograd_f32.B_T, patch, winograd_f32.B_T).reshape(16, 5)
+    m = np.stack([panels[xi, 0, :6] + v[xi] @ panels[xi, 1:, :6] for xi in range(16)]).reshape(4, 4, 6)
+    y = np.einsum("ia,abo,jb->ijo", winograd_f32.A_T, m, winograd_f32.A_T)
+    want = np.array([[np.einsum("klc,oklc->o", patch[i:i + 3, j:j + 3], w) + bias
+                      for j in range(2)] for i in range(2)])
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+
+def test_winograd_template_transforms_are_the_python_ones():
+    """templates/kernels/neon/_winograd_f32.c.j2 writes B^T and A^T as lists of (index, sign)
+    terms: the same matrices as codegen/kernels/neon/winograd_f32.py's."""
+    from codegen.emit.render import _ENV
+
+    module = _ENV.get_template("kernels/neon/_winograd_f32.c.j2").module
+
+    def dense(rows, width):
+        out = np.zeros((len(rows), width))
+        for r, terms in enumerate(rows):
+            for index, sign in terms:
+                out[r, index] = sign
+        return out
+
+    np.testing.assert_array_equal(dense(module.B_T, 4), winograd_f32.B_T)
+    np.testing.assert_array_equal(dense(module.A_T, 4), winograd_f32.A_T)
+
+
 def test_gemm_panels_layout():
     """Per block of channels (16, then the rest rounded up to 4): bias, then [K][width]."""
     rows = np.arange(20 * 3, dtype=np.float32).reshape(20, 3)
@@ -232,7 +313,9 @@ OVERLAP = [((1, 6, 7, 4), (8, 3, 3, 4), {"pads": (1, 1, 1, 1)}),
            ((1, 5, 5, 4), (20, 1, 1, 4), {}),
            ((1, 5, 5, 24), (20, 1, 1, 24), {}),
            ((1, 7, 7, 8), (6, 1, 1, 8), {"strides": (2, 2)}),
-           ((2, 8, 7, 6), (5, 3, 2, 6), {"dilations": (2, 1), "pads": (2, 0, 1, 1)})]
+           ((2, 8, 7, 6), (5, 3, 2, 6), {"dilations": (2, 1), "pads": (2, 0, 1, 1)}),
+           ((2, 8, 10, 36), (36, 3, 3, 36), {"pads": (1, 1, 1, 1)}),  # Winograd: groups of 4 tiles
+           ((1, 7, 9, 40), (20, 3, 3, 40), {"pads": (0, 1, 2, 1)})]  # Winograd, fewer outputs per pixel
 
 
 def test_neon_conv_partial_overlap_bit_exact(aarch64):
