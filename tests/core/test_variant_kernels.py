@@ -88,7 +88,8 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
     "conv2d_add_s8": lambda: [int8_conv_add((1, 7, 7, 3), (8, 3, 3, 3), seed=12, pads=(1, 1, 1, 1)),
                               int8_conv_add((1, 5, 5, 16), (7, 1, 1, 16), seed=13, conv_first=False,
                                             add_activation="none")],
-    "fully_connected_s8": lambda: [int8_layer("FullyConnected", (3, 33), (7, 33), seed=5, activation="relu")],
+    "fully_connected_s8": lambda: [int8_layer("FullyConnected", (3, 33), (7, 33), seed=5, activation="relu"),
+                                   int8_layer("FullyConnected", (1, 70), (21, 70), seed=9701)],
     "conv_transpose2d_s8": lambda: [int8_layer("ConvTranspose2D", (1, 4, 5, 5), (7, 3, 3, 5), seed=14, strides=(2, 2),
                                                pads=(0, 0, 1, 1)),
                                     # a phase without taps (stride 3 > kernel 2), output past the input

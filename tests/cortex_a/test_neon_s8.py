@@ -66,6 +66,10 @@ FULLY_CONNECTED = [
     ((3, 10), (7, 10), {"per_channel": False}),  # three single rows, padded to 16
     ((6, 33), (5, 33), {"activation": "relu", "in_zp": -128, "out_zp": -128}),  # a tile of 4, then 2
     ((1, 8), (9, 8), {"gain": 200.0, "bias": False}),
+    # one row (kiln_neon_gemv): passes of 8 rows (SDOT 16, 16, then a block of 8), all stored whole
+    ((1, 48), (40, 48), {"in_zp": 17}),
+    # a tile of 4 is absent (2 rows): passes of 8 rows then 5 (SDOT: 16, then 13 stored as 8 + 5)
+    ((2, 100), (29, 100), {"gain": 60.0}),
 ]
 LINEAR = ("conv2d_s8", "depthwise_conv2d_s8", "fully_connected_s8")
 
@@ -143,7 +147,7 @@ def test_weights_of_minus_128_take_the_single_product_path():
     product at a time. All weights and inputs at -128 hit exactly that case."""
     conv = int8_layer("Conv2D", (1, 2, 3, 32), (5, 1, 1, 32), seed=1, in_zp=-128)
     conv.values["w"].data[...] = -128
-    fc = int8_layer("FullyConnected", (2, 40), (6, 40), seed=2, w_min=-128)
+    fc = int8_layer("FullyConnected", (2, 40), (11, 40), seed=2, w_min=-128)  # gemv: 8 rows, then 3 of 4
     fc.values["w"].data[0, :8] = -128
     dw = int8_layer("DepthwiseConv2D", (1, 4, 4, 16), (1, 3, 3, 16), seed=3, pads=(1, 1, 1, 1), in_zp=-128)
     dw.values["w"].data[...] = -128
