@@ -142,6 +142,24 @@ def test_neon_add_of_inputs_on_one_scale_equals_the_reference():
     run_and_compare(g, res, "cortex-a53", random_samples(res.manifest["inputs"], 3, seed=7))
 
 
+def test_neon_add_of_extreme_zero_points_equals_the_reference():
+    """The sixteen-lane Add with input offsets of 128 and -127 (the int16 products of the
+    halved input and of the other one at their widest) and input 2 of the larger scale (the
+    halved one), inputs at the ends of int8, a ReLU whose clamp the narrowing already does."""
+    b = GraphBuilder("add_extreme_zero_points")
+    qa, qb = Quant.of(0.03, -128), Quant.of(0.07, 127)
+    y = b.node("Add", [b.input("a", "int8", (1, 2, 3, 37), qa), b.input("b", "int8", (1, 2, 3, 37), qb)],
+               activation="relu", quant=Quant.of(0.1, -128))
+    g = b.output(y).build()
+    res = build(g, "cortex-a53")
+    call = next(c for c in res.lowered.calls if c.kernel == "add_bcast_s8")
+    assert (call.params["q.input2_multiplier"], call.params["q.input2_shift"]) == (1 << 30, 0)
+    feeds = random_samples(res.manifest["inputs"], 3, seed=8)
+    rng = np.random.default_rng(9)
+    feeds.append({k: rng.choice(np.array([-128, 127], np.int8), v.shape) for k, v in feeds[0].items()})
+    run_and_compare(g, res, "cortex-a53", feeds)
+
+
 def test_weights_of_minus_128_take_the_single_product_path():
     """Two products of -128 * -128 overflow int16: such layers (GEMM and depthwise) add one
     product at a time. All weights and inputs at -128 hit exactly that case."""
