@@ -26,43 +26,51 @@ KILN_NEON_INLINE int8x16x4_t kiln_neon_gemv_load64(const int8_t **p)
     return v;
 }
 
-/* 16 products of x and w added into the four int32 partial sums of acc: kiln_neon_mac16,
- * with the pair of products (MLA_PAIRS) started from the high halves, an order in which gcc
- * keeps the weights in the registers they were loaded into (no copies in the loop). */
-KILN_NEON_INLINE int32x4_t kiln_neon_gemv_mac16(int32x4_t acc, int8x16_t x, int8x16_t w, int mode)
+/* 16 products of x and w added into the four int32 partial sums of acc (`first`: summed into
+ * fresh ones, acc not read), as kiln_neon_mac16 / kiln_neon_mul16 but with the pair of
+ * products (MLA_PAIRS) started from the high halves, an order in which gcc keeps the weights
+ * in the registers they were loaded into (no copies in the loop). */
+KILN_NEON_INLINE int32x4_t kiln_neon_gemv_mac16(int32x4_t acc, int8x16_t x, int8x16_t w, int mode, int first)
 {
     if (mode == KILN_NEON_MLA_PAIRS) {
-        return vpadalq_s16(acc, vmlal_s8(vmull_high_s8(x, w), vget_low_s8(x), vget_low_s8(w)));
+        const int16x8_t pair = vmlal_s8(vmull_high_s8(x, w), vget_low_s8(x), vget_low_s8(w));
+        return first ? vpaddlq_s16(pair) : vpadalq_s16(acc, pair);
     }
-    return kiln_neon_mac16(acc, x, w, mode);
+    return first ? kiln_neon_mul16(x, w, mode) : kiln_neon_mac16(acc, x, w, mode);
+}
+
+/* One group of 16 k of kiln_neon_gemv_rows: the input vector at x against the next 64 bytes
+ * of each block. */
+KILN_NEON_INLINE void kiln_neon_gemv_group(const int8_t *block[2], const int8_t *x, int blocks, int mode, int first,
+                                           int32x4_t acc[2][4])
+{
+    const int8x16_t xv = vld1q_s8(x);
+    int h, r;
+    for (h = 0; h < blocks; ++h) {
+        const int8x16x4_t wr = kiln_neon_gemv_load64(&block[h]);
+        for (r = 0; r < 4; ++r) {
+            acc[h][r] = kiln_neon_gemv_mac16(acc[h][r], xv, wr.val[r], mode, first);
+        }
+    }
 }
 
 /* The sums of `blocks` (1 or 2) consecutive blocks of four rows (kiln_neon_tile's layout)
  * with the input x (zero-padded to 16 * groups bytes, groups >= 1): sums[h] holds rows
- * 4h..4h+3. Every row keeps four partial sums, reduced once at the end. */
+ * 4h..4h+3. Every row keeps four partial sums, started by the first group (no zeroing) and
+ * reduced once at the end. */
 KILN_NEON_INLINE void kiln_neon_gemv_rows(const int8_t *w, const int8_t *x, int32_t groups, int blocks, int mode,
                                           int32x4_t sums[2])
 {
     const int8_t *const end = x + 16 * groups;
     const int8_t *block[2];
     int32x4_t acc[2][4];
-    int h, r;
-    for (h = 0; h < blocks; ++h) {
-        block[h] = w + 64 * groups * h;
-        for (r = 0; r < 4; ++r) {
-            acc[h][r] = vdupq_n_s32(0);
-        }
+    int h;
+    block[0] = w;
+    block[1] = w + 64 * groups;
+    kiln_neon_gemv_group(block, x, blocks, mode, 1, acc);
+    for (x += 16; x != end; x += 16) {
+        kiln_neon_gemv_group(block, x, blocks, mode, 0, acc);
     }
-    do {
-        const int8x16_t xv = vld1q_s8(x);
-        for (h = 0; h < blocks; ++h) {
-            const int8x16x4_t wr = kiln_neon_gemv_load64(&block[h]);
-            for (r = 0; r < 4; ++r) {
-                acc[h][r] = kiln_neon_gemv_mac16(acc[h][r], xv, wr.val[r], mode);
-            }
-        }
-        x += 16;
-    } while (x != end);
     for (h = 0; h < blocks; ++h) {
         sums[h] = kiln_neon_sum4(acc[h][0], acc[h][1], acc[h][2], acc[h][3]);
     }
