@@ -2,7 +2,7 @@
  * kiln_neon_gemv.h - the int8 matrix-vector product of Kiln's NEON fully connected kernels
  * (one input row: batch 1, or the rows a batch leaves after its tiles of four): several
  * blocks of output rows per pass over the input, so that each loaded input vector meets
- * eight rows (SMULL/SMLAL2, two blocks of repack.mve_gemm_rows) or sixteen (SDOT, two blocks
+ * eight rows (SMULL2/SMLAL/SADALP, two blocks of repack.mve_gemm_rows) or sixteen (SDOT, two blocks
  * of repack.sdot_gemm_blocks), the weights of a block read 64 bytes per load (LD1 of four
  * registers), then the output stage of kiln_neon_s8.h on 8 or 16 channels at once.
  *
@@ -119,19 +119,21 @@ KILN_NEON_INLINE void kiln_neon_gemv_mla(const int8_t *w, const int8_t *x, int32
     } while (0)
 
 /* The sums of `blocks` (1 or 2) consecutive blocks of eight rows (repack.sdot_gemm_blocks)
- * with the input x (groups >= 1): sums[4h + i] holds rows 8h + 4i..8h + 4i + 3, one per lane. */
+ * with the input x (groups >= 1), started from the biases of q (one table per four rows):
+ * sums[4h + i] holds rows 8h + 4i..8h + 4i + 3, one per lane. */
 KILN_NEON_INLINE void kiln_neon_gemv_sdot_rows(const int8_t *w, const int8_t *x, int32_t groups, int blocks,
-                                               int32x4_t sums[4])
+                                               const kiln_neon_rq4 q[4], int32x4_t sums[4])
 {
     const int8_t *const end = x + 16 * groups;
     const int8_t *block[2];
     int32x4_t acc[2][4];
-    int h, i;
+    int h;
     for (h = 0; h < 2; ++h) {
         block[h] = w + 128 * groups * h;
-        for (i = 0; i < 4; ++i) {
-            acc[h][i] = vdupq_n_s32(0);
-        }
+        acc[h][0] = q[2 * h].bias;
+        acc[h][1] = q[2 * h + 1].bias;
+        acc[h][2] = vdupq_n_s32(0);
+        acc[h][3] = acc[h][2];
     }
     do {
         const int8x16_t xv = vld1q_s8(x);
@@ -155,10 +157,18 @@ KILN_NEON_INLINE void kiln_neon_gemv_sdot(const int8_t *w, const int8_t *x, int3
 {
     int32_t oc = 0;
     int32x4_t sums[4];
+    kiln_neon_rq4 q[4];
+    int i;
     for (; out_c - oc > 8; oc += 16, w += 256 * groups, rq += 64) {
         int8x16_t b;
-        kiln_neon_gemv_sdot_rows(w, x, groups, 2, sums);
-        b = kiln_neon_requant16(sums, rq, s);
+        for (i = 0; i < 4; ++i) {
+            q[i] = kiln_neon_rq4_load(rq + 16 * i);
+        }
+        kiln_neon_gemv_sdot_rows(w, x, groups, 2, q, sums);
+        for (i = 0; i < 4; ++i) {
+            sums[i] = kiln_neon_scale4q(sums[i], &q[i], s->right);
+        }
+        b = kiln_neon_pack16(sums[0], sums[1], sums[2], sums[3], s->zp, s->lo, s->hi);
         if (out_c - oc >= 16) {
             vst1q_s8(out + oc, b);
         } else {
@@ -167,8 +177,10 @@ KILN_NEON_INLINE void kiln_neon_gemv_sdot(const int8_t *w, const int8_t *x, int3
         }
     }
     if (oc < out_c) {
-        kiln_neon_gemv_sdot_rows(w, x, groups, 1, sums);
-        kiln_neon_gemv_store8(kiln_neon_scale4(sums[0], rq, s->right), kiln_neon_scale4(sums[1], rq + 16, s->right),
+        q[0] = q[2] = kiln_neon_rq4_load(rq);
+        q[1] = q[3] = kiln_neon_rq4_load(rq + 16);
+        kiln_neon_gemv_sdot_rows(w, x, groups, 1, q, sums);
+        kiln_neon_gemv_store8(kiln_neon_scale4q(sums[0], &q[0], s->right), kiln_neon_scale4q(sums[1], &q[1], s->right),
                               s, out + oc, out_c - oc);
     }
 }
