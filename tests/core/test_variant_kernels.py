@@ -88,7 +88,8 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
     "conv2d_add_s8": lambda: [int8_conv_add((1, 7, 7, 3), (8, 3, 3, 3), seed=12, pads=(1, 1, 1, 1)),
                               int8_conv_add((1, 5, 5, 16), (7, 1, 1, 16), seed=13, conv_first=False,
                                             add_activation="none")],
-    "fully_connected_s8": lambda: [int8_layer("FullyConnected", (3, 33), (7, 33), seed=5, activation="relu")],
+    "fully_connected_s8": lambda: [int8_layer("FullyConnected", (3, 33), (7, 33), seed=5, activation="relu"),
+                                   int8_layer("FullyConnected", (1, 70), (21, 70), seed=9701)],
     "conv_transpose2d_s8": lambda: [int8_layer("ConvTranspose2D", (1, 4, 5, 5), (7, 3, 3, 5), seed=14, strides=(2, 2),
                                                pads=(0, 0, 1, 1)),
                                     # a phase without taps (stride 3 > kernel 2), output past the input
@@ -96,8 +97,17 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
                                                strides=(3, 2), pads=(1, 0, -2, 1), in_zp=-128)],
     "add_bcast_s8": lambda: [int8_add((1, 3, 5, 6), (1, 1, 1, 6), "relu", 6)],
     "average_pool2d_s8": lambda: [int8_average_pool((1, 7, 6, 8), (3, 3), (2, 2), (1, 1, 1, 1), 7)],
-    "max_pool2d_s8": lambda: [int8_max_pool((1, 9, 9, 20), (3, 3), (2, 2), (0, 0, 1, 1), 5, activation="relu")],
-    "concat": lambda: [int8_concat([(1, 4, 5, 8), (1, 4, 5, 13)], 3, 6)],
+    "max_pool2d_s8": lambda: [int8_max_pool((1, 9, 9, 20), (3, 3), (2, 2), (0, 0, 1, 1), 5, activation="relu"),
+                              # 3-wide windows at column stride 1 (Helium slides them), 16 + 4 channels
+                              int8_max_pool((1, 7, 9, 20), (3, 3), (1, 1), (1, 1, 1, 1), 71),
+                              int8_max_pool((1, 6, 8, 16), (3, 3), (2, 1), (0, 1, 1, 1), 73, activation="relu6"),
+                              # 2x2 windows: a clipped last row and column, then stride 1 over two images
+                              int8_max_pool((1, 9, 7, 48), (2, 2), (2, 2), (0, 0, 1, 1), 72, activation="relu"),
+                              int8_max_pool((2, 5, 5, 8), (2, 2), (1, 1), (0, 0, 0, 0), 74)],
+    "concat": lambda: [int8_concat([(1, 4, 5, 8), (1, 4, 5, 13)], 3, 6),
+                       # rows of one vector, one and a tail, a tail, two, two and a tail; then axis 0
+                       int8_concat([(1, 3, 4, 16), (1, 3, 4, 24), (1, 3, 4, 8), (1, 3, 4, 32), (1, 3, 4, 35)], 3, 75),
+                       int8_concat([(1, 3, 4, 5), (2, 3, 4, 5)], 0, 76)],
     "resize_bilinear_s8": lambda: [_resize_bilinear((1, 4, 5, 7), (7, 9))],
     "index_map": lambda: [_gather((1, 3, 4, 21), 2, [3, 0, 0, 2, 1])],
     "conv2d_f32": lambda: [float_layer("Conv2D", (1, 7, 7, 3), (8, 3, 3, 3), seed=8, pads=(1, 1, 1, 1)),

@@ -66,6 +66,10 @@ FULLY_CONNECTED = [
     ((3, 10), (7, 10), {"per_channel": False}),  # three single rows, padded to 16
     ((6, 33), (5, 33), {"activation": "relu", "in_zp": -128, "out_zp": -128}),  # a tile of 4, then 2
     ((1, 8), (9, 8), {"gain": 200.0, "bias": False}),
+    # one row (kiln_neon_gemv): passes of 8 rows (SDOT 16, 16, then a block of 8), all stored whole
+    ((1, 48), (40, 48), {"in_zp": 17}),
+    # a tile of 4 is absent (2 rows): passes of 8 rows then 5 (SDOT: 16, then 13 stored as 8 + 5)
+    ((2, 100), (29, 100), {"gain": 60.0}),
 ]
 LINEAR = ("conv2d_s8", "depthwise_conv2d_s8", "fully_connected_s8")
 
@@ -138,12 +142,30 @@ def test_neon_add_of_inputs_on_one_scale_equals_the_reference():
     run_and_compare(g, res, "cortex-a53", random_samples(res.manifest["inputs"], 3, seed=7))
 
 
+def test_neon_add_of_extreme_zero_points_equals_the_reference():
+    """The sixteen-lane Add with input offsets of 128 and -127 (the int16 products of the
+    halved input and of the other one at their widest) and input 2 of the larger scale (the
+    halved one), inputs at the ends of int8, a ReLU whose clamp the narrowing already does."""
+    b = GraphBuilder("add_extreme_zero_points")
+    qa, qb = Quant.of(0.03, -128), Quant.of(0.07, 127)
+    y = b.node("Add", [b.input("a", "int8", (1, 2, 3, 37), qa), b.input("b", "int8", (1, 2, 3, 37), qb)],
+               activation="relu", quant=Quant.of(0.1, -128))
+    g = b.output(y).build()
+    res = build(g, "cortex-a53")
+    call = next(c for c in res.lowered.calls if c.kernel == "add_bcast_s8")
+    assert (call.params["q.input2_multiplier"], call.params["q.input2_shift"]) == (1 << 30, 0)
+    feeds = random_samples(res.manifest["inputs"], 3, seed=8)
+    rng = np.random.default_rng(9)
+    feeds.append({k: rng.choice(np.array([-128, 127], np.int8), v.shape) for k, v in feeds[0].items()})
+    run_and_compare(g, res, "cortex-a53", feeds)
+
+
 def test_weights_of_minus_128_take_the_single_product_path():
     """Two products of -128 * -128 overflow int16: such layers (GEMM and depthwise) add one
     product at a time. All weights and inputs at -128 hit exactly that case."""
     conv = int8_layer("Conv2D", (1, 2, 3, 32), (5, 1, 1, 32), seed=1, in_zp=-128)
     conv.values["w"].data[...] = -128
-    fc = int8_layer("FullyConnected", (2, 40), (6, 40), seed=2, w_min=-128)
+    fc = int8_layer("FullyConnected", (2, 40), (11, 40), seed=2, w_min=-128)  # gemv: 8 rows, then 3 of 4
     fc.values["w"].data[0, :8] = -128
     dw = int8_layer("DepthwiseConv2D", (1, 4, 4, 16), (1, 3, 3, 16), seed=3, pads=(1, 1, 1, 1), in_zp=-128)
     dw.values["w"].data[...] = -128

@@ -6,3 +6,4 @@ from codegen.kernels.spec import same_params
 # Faster kernels over the reference parameter block (their templates read the same struct).
 same_params("mve", "add_bcast_s8")
 same_params("mve", "max_pool2d_s8", headers=MVE_HEADERS)
+same_params("mve", "concat", headers=MVE_HEADERS)

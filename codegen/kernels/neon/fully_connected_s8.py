@@ -18,7 +18,8 @@ class FullyConnectedS8Neon(RowsShape, OutputStage, GemmFields):
 
 @kernel_spec
 class FullyConnectedS8NeonSpec(KernelSpec):
-    kernel, variant, Params, headers = "fully_connected_s8", "neon", FullyConnectedS8Neon, NEON_HEADERS
+    kernel, variant, Params = "fully_connected_s8", "neon", FullyConnectedS8Neon
+    headers = NEON_HEADERS + ("kiln_neon_gemv.h",)
     sdot = False
 
     @classmethod
