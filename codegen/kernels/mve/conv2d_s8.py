@@ -99,6 +99,14 @@ def pointwise(params: dict) -> bool:
             and params["out_w"] == params["in_w"])
 
 
+def general_shifts(params: dict) -> bool:
+    """Whether a whole block of four output channels has a left shift or a right shift of 0:
+    the assembly's output stage then shifts left and masks the rounding fix-up by the right
+    shift ("shifts"), which a convolution's multipliers below one half (shifts <= -1) need not."""
+    table = np.asarray(params["rq"].data).reshape(-1, 4, 4)[: params["out_c"] // 4]  # [block, field, lane]
+    return bool((table[:, 2] != 0).any() or (table[:, 3] == 0).any())
+
+
 def template_paths(params: dict, optimize: str) -> set[str]:
     """The template's paths a call takes (codegen/kernels/cortex_m_dsp/paths.py): the copying
     path always (a plan may overlap any layer's output with its input), the direct one for a
@@ -141,4 +149,4 @@ class Conv2dS8MveSpec(KernelSpec):
         tile = 2 * copy_pairs(p, ctx.optimize)  # pixels whose windows are copied before any is written
         if p["batches"] == 1 or (p["out_h"] * p["out_w"]) % tile == 0:
             allow_conv_overlap(ctx, call, itemsize=1, tile=tile, reads_first=True)
-        claim_paths(ctx, call, template_paths(call.params, ctx.optimize))
+        claim_paths(ctx, call, template_paths(call.params, ctx.optimize) | ({"shifts"} if general_shifts(p) else set()))
