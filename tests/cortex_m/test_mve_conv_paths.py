@@ -34,6 +34,7 @@ COPIED = [
     ((2, 5, 5, 8), (5, 3, 3, 8), {"pads": (1, 1, 1, 1)}, {"gain": 60.0}),  # odd pixels, two images
     ((1, 13, 12, 40), (8, 1, 1, 40), {}, {}),  # pointwise: many pairs read in place in one sweep
     ((1, 7, 7, 24), (10, 1, 1, 24), {}, {"in_zp": -128}),  # pointwise, a partial block
+    ((1, 13, 6, 1), (8, 5, 4, 1), {"strides": (2, 2), "pads": (2, 1, 2, 2)}, {"in_zp": 7}),  # KWS-like short rows, padded
 ]
 
 
