@@ -111,7 +111,8 @@ def template_paths(params: dict, optimize: str) -> set[str]:
     """The template's paths a call takes (codegen/kernels/cortex_m_dsp/paths.py): the copying
     path always (a plan may overlap any layer's output with its input), the direct one for a
     1x1 layer of the input's size, the row copies for windows whose rows are contiguous
-    ("short"), and the windows of rows of whole vectors read in place ("rows"), but with
+    ("short"), and the windows of rows of whole vectors read in place ("rows", or "rows3"
+    for three rows, unrolled), but with
     --optimize size, which copies every layer's columns (one copy of the inner loop) one tap
     at a time ("small")."""
     if optimize == "size":
@@ -119,7 +120,7 @@ def template_paths(params: dict, optimize: str) -> set[str]:
     if pointwise(params):
         return {"direct"}
     if rows_in_place(params, optimize):
-        return {"short", "rows"}
+        return {"short", "rows3" if params["k_h"] == 3 else "rows"}
     return {"short"} if row_windows(params) else set()
 
 
