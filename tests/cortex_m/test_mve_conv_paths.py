@@ -67,5 +67,5 @@ def test_mve_conv_paths_at_every_level_equal_the_reference(optimize):
 
 def test_mve_conv_paths_in_a_debug_build_equal_the_reference():
     graphs = [int8_layer("Conv2D", x, w, seed=600 + k, **opts, **attrs)
-              for k, (x, w, attrs, opts) in enumerate(ROWS_IN_PLACE[:2] + COPIED[:2])]
+              for k, (x, w, attrs, opts) in enumerate(ROWS_IN_PLACE[:2] + ROWS_IN_PLACE[7:8] + COPIED[:2])]
     check_target(graphs, "cortex-m55", "mve", {"conv2d_s8"}, opt_level="O0")
