@@ -112,9 +112,8 @@ def template_paths(params: dict, optimize: str) -> set[str]:
     path always (a plan may overlap any layer's output with its input), the direct one for a
     1x1 layer of the input's size, the row copies for windows whose rows are contiguous
     ("short"), and the windows of rows of whole vectors read in place ("rows", or "rows3"
-    for three rows, unrolled), but with
-    --optimize size, which copies every layer's columns (one copy of the inner loop) one tap
-    at a time ("small")."""
+    for three rows, unrolled), but with --optimize size, which copies every layer's columns
+    (one copy of the inner loop) one tap at a time ("small")."""
     if optimize == "size":
         return {"small"}
     if pointwise(params):
