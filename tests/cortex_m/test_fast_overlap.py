@@ -24,7 +24,11 @@ LAYERS = [
     ("Conv2D", (1, 5, 5, 8), (16, 1, 1, 8), {}),  # widening pointwise, odd pixels
     ("Conv2D", (1, 4, 6, 32), (12, 1, 1, 32), {}),  # pointwise, 16k channels (Helium: copied when overlapped)
     ("Conv2D", (2, 4, 4, 6), (10, 1, 1, 6), {}),  # two images, even pixels
+    ("Conv2D", (1, 5, 5, 16), (16, 1, 1, 16), {}),  # Helium: pointwise in place, each pair's outputs held
+    ("Conv2D", (1, 3, 7, 24), (16, 1, 1, 24), {}),  # same, narrowing, windows past in_c
     ("Conv2D", (1, 9, 8, 3), (5, 3, 3, 3), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),
+    ("Conv2D", (1, 5, 6, 16), (8, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # Helium: rows read in place, output held a row
+    ("Conv2D", (1, 7, 8, 16), (12, 3, 3, 16), {"strides": (2, 2), "pads": (1, 1, 1, 1)}),  # same, strided
     ("DepthwiseConv2D", (1, 6, 5, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1)}),  # padded rows
     ("DepthwiseConv2D", (1, 7, 7, 16), (1, 3, 3, 16), {"strides": (2, 2)}),  # unpadded
     ("DepthwiseConv2D", (1, 9, 1, 16), (1, 5, 1, 16), {"pads": (2, 0, 2, 0)}),  # 1-D, padded rows
