@@ -235,16 +235,13 @@ KILN_NEON_INLINE void kiln_neon_dw16(const int8_t *const *tap, int32_t c, const 
     }
 }
 
-/* The depthwise sums of 16 lanes over `taps` taps whose inputs x[t] and weights w[t] are
- * already in registers (the 3x3 kernels: weights loaded once per channel block), summed as
- * kiln_neon_dw16 sums them. */
+/* The depthwise products of 16 lanes over `taps` taps whose inputs x[t] and weights w[t] are
+ * already in registers (the 3x3 kernels: weights loaded once per channel block) added to acc
+ * (the bias, so that no sum starts from zero), summed as kiln_neon_dw16 sums them. */
 KILN_NEON_INLINE void kiln_neon_dw_mac16(const int8x16_t *x, const int8x16_t *w, int taps, int pairs,
                                          int32x4_t acc[4])
 {
-    int t = 0, r;
-    for (r = 0; r < 4; ++r) {
-        acc[r] = vdupq_n_s32(0);
-    }
+    int t = 0;
     if (pairs) {
         for (; t + 2 <= taps; t += 2) {
             const int16x8_t lo = vmlal_s8(vmull_s8(vget_low_s8(x[t]), vget_low_s8(w[t])), vget_low_s8(x[t + 1]),
@@ -262,7 +259,7 @@ KILN_NEON_INLINE void kiln_neon_dw_mac16(const int8x16_t *x, const int8x16_t *w,
 /* kiln_neon_dw_mac16 for 8 lanes. */
 KILN_NEON_INLINE void kiln_neon_dw_mac8(const int8x8_t *x, const int8x8_t *w, int taps, int pairs, int32x4_t acc[2])
 {
-    int32x4_t a0 = vdupq_n_s32(0), a1 = a0;
+    int32x4_t a0 = acc[0], a1 = acc[1];
     int t = 0;
     if (pairs) {
         for (; t + 2 <= taps; t += 2) {
