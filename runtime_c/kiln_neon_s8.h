@@ -235,26 +235,39 @@ KILN_NEON_INLINE void kiln_neon_dw16(const int8_t *const *tap, int32_t c, const 
     }
 }
 
-/* The depthwise sums of 16 lanes over `taps` taps whose inputs x[t] and weights w[t] are
- * already in registers (the 3x3 kernels: weights loaded once per channel block), summed as
- * kiln_neon_dw16 sums them. */
+/* SMULL and SMLAL of the low eight lanes of two whole vectors. The same instructions as
+ * vmull_s8(vget_low_s8(a), vget_low_s8(b)), but GCC, given the halves as values of their own,
+ * keeps a vector held in a register across a loop (the depthwise weights) as its high half
+ * there and its low half spilled to the stack, reloaded every iteration. */
+KILN_NEON_INLINE int16x8_t kiln_neon_mull_low(int8x16_t a, int8x16_t b)
+{
+    int16x8_t r;
+    __asm__("smull %0.8h, %1.8b, %2.8b" : "=w"(r) : "w"(a), "w"(b));
+    return r;
+}
+
+KILN_NEON_INLINE int16x8_t kiln_neon_mlal_low(int16x8_t acc, int8x16_t a, int8x16_t b)
+{
+    __asm__("smlal %0.8h, %1.8b, %2.8b" : "+w"(acc) : "w"(a), "w"(b));
+    return acc;
+}
+
+/* The depthwise products of 16 lanes over `taps` taps whose inputs x[t] and weights w[t] are
+ * already in registers (the 3x3 kernels: weights loaded once per channel block) added to acc
+ * (the bias, so that no sum starts from zero), summed as kiln_neon_dw16 sums them. */
 KILN_NEON_INLINE void kiln_neon_dw_mac16(const int8x16_t *x, const int8x16_t *w, int taps, int pairs,
                                          int32x4_t acc[4])
 {
-    int t = 0, r;
-    for (r = 0; r < 4; ++r) {
-        acc[r] = vdupq_n_s32(0);
-    }
+    int t = 0;
     if (pairs) {
         for (; t + 2 <= taps; t += 2) {
-            const int16x8_t lo = vmlal_s8(vmull_s8(vget_low_s8(x[t]), vget_low_s8(w[t])), vget_low_s8(x[t + 1]),
-                                          vget_low_s8(w[t + 1]));
+            const int16x8_t lo = kiln_neon_mlal_low(kiln_neon_mull_low(x[t], w[t]), x[t + 1], w[t + 1]);
             const int16x8_t hi = vmlal_high_s8(vmull_high_s8(x[t], w[t]), x[t + 1], w[t + 1]);
             kiln_neon_addw16(acc, lo, hi);
         }
     }
     for (; t < taps; ++t) {
-        const int16x8_t lo = vmull_s8(vget_low_s8(x[t]), vget_low_s8(w[t])), hi = vmull_high_s8(x[t], w[t]);
+        const int16x8_t lo = kiln_neon_mull_low(x[t], w[t]), hi = vmull_high_s8(x[t], w[t]);
         kiln_neon_addw16(acc, lo, hi);
     }
 }
@@ -262,7 +275,7 @@ KILN_NEON_INLINE void kiln_neon_dw_mac16(const int8x16_t *x, const int8x16_t *w,
 /* kiln_neon_dw_mac16 for 8 lanes. */
 KILN_NEON_INLINE void kiln_neon_dw_mac8(const int8x8_t *x, const int8x8_t *w, int taps, int pairs, int32x4_t acc[2])
 {
-    int32x4_t a0 = vdupq_n_s32(0), a1 = a0;
+    int32x4_t a0 = acc[0], a1 = acc[1];
     int t = 0;
     if (pairs) {
         for (; t + 2 <= taps; t += 2) {

@@ -87,7 +87,12 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
     "depthwise_conv2d_s8": lambda: [int8_layer("DepthwiseConv2D", (1, 6, 5, 16), (1, 3, 3, 16), seed=3,
                                                pads=(1, 1, 1, 1)),
                                     int8_layer("DepthwiseConv2D", (1, 5, 4, 3), (1, 3, 3, 6), seed=4,
-                                               depth_multiplier=2, pads=(1, 1, 1, 1))],
+                                               depth_multiplier=2, pads=(1, 1, 1, 1)),
+                                    # NEON 3x3: columns run down (tall image), 8 channels along the rows
+                                    int8_layer("DepthwiseConv2D", (2, 9, 3, 24), (1, 3, 3, 24), seed=9200,
+                                               pads=(1, 1, 1, 1)),
+                                    int8_layer("DepthwiseConv2D", (1, 7, 8, 17), (1, 3, 3, 17), seed=9201,
+                                               strides=(2, 2), pads=(0, 0, 1, 1))],
     "conv2d_add_s8": lambda: [int8_conv_add((1, 7, 7, 3), (8, 3, 3, 3), seed=12, pads=(1, 1, 1, 1)),
                               int8_conv_add((1, 5, 5, 16), (7, 1, 1, 16), seed=13, conv_first=False,
                                             add_activation="none")],

@@ -60,6 +60,11 @@ DEPTHWISE = [
     ((1, 6, 6, 16), (1, 3, 3, 16), {"pads": (3, 3, 3, 3)}),  # six border columns: the per-pixel path
     ((1, 7, 8, 8), (1, 3, 3, 8), {"strides": (2, 2), "pads": (1, 1, 1, 1), "in_zp": 60}),  # 8 lanes, both borders
     ((1, 5, 6, 24), (1, 3, 3, 24), {"pads": (1, 1, 1, 1), "gain": 80.0}),  # left shifts, borders in the row kernel
+    # tall and narrow: 16 channels run down the columns (padding columns read in place), 8 along the rows
+    ((2, 11, 4, 24), (1, 3, 3, 24), {"pads": (1, 1, 1, 1), "activation": "relu6"}),
+    ((1, 12, 5, 32), (1, 3, 3, 32), {"strides": (2, 2), "pads": (0, 0, 1, 1), "in_zp": 9}),  # SAME, stride 2, columns
+    ((1, 9, 2, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1), "gain": 90.0}),  # no inner column: both columns padded
+    ((1, 3, 3, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1)}),  # 8 channels, one inner pixel: no pixel pair
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}),  # rows read in place
