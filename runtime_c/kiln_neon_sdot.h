@@ -333,8 +333,10 @@ KILN_NEON_INLINE void kiln_neon_sdot8_gemm(const int8_t *w, const int8_t *const 
     kiln_neon_sdot8_gemm(w, col, step, c, rows, quads, out_c, rq, s, r, t, out, out_stride)
 
 /* The tiles of fewer than eight columns (a layer's last pixels: intrinsics, with `right` and
- * whether a run ends in a partial group of quads as constants), out of line: inlined, they
- * grow the convolution past what GCC clones per layer with its parameters as constants. */
+ * whether a run ends in a partial group of quads as constants) and those of layers with left
+ * shifts (the assembly leaves their sums to the intrinsics' output stage), out of line:
+ * inlined, they grow the convolution past what GCC clones per layer with its parameters as
+ * constants (measured: the KWS stem twice as slow). */
 static __attribute__((noinline)) void kiln_neon_sdot8_few(const int8_t *w, const int8_t *const col[KILN_SDOT_COLS],
                                                           const int32_t step[KILN_SDOT_COLS], int cols,
                                                           int32_t rows, int32_t quads, int32_t out_c,
@@ -359,8 +361,8 @@ static __attribute__((noinline)) void kiln_neon_sdot8_few(const int8_t *w, const
     }
 }
 
-/* kiln_neon_sdot8_gemm for `cols` columns (8, 4 or 1): eight in assembly, inlined with the
- * stage's `right` as a constant; fewer through kiln_neon_sdot8_few. */
+/* kiln_neon_sdot8_gemm for `cols` columns (8, 4 or 1): eight of a layer whose channels all
+ * shift right inlined (the assembly tile stores them), the rest through kiln_neon_sdot8_few. */
 KILN_NEON_INLINE void kiln_neon_sdot8_cols(const int8_t *w, const int8_t *const col[KILN_SDOT_COLS],
                                            const int32_t step[KILN_SDOT_COLS], int cols, int32_t rows,
                                            int32_t quads, int32_t out_c, const int32_t *rq,

@@ -2,7 +2,8 @@
 eight output channels by eight pixels per register tile, the window in quads of four k
 (repack.sdot_gemm_blocks with k_multiple 4), read in place where it can be (pointwise layers
 whose channels are a multiple of 4; windows inside the image, each kernel row of the weights
-zero-padded to whole quads so that the few bytes read past a window row meet zero weights);
+zero-padded to whole quads, or to 16 bytes (window_rows), so that the few bytes read past a
+window row meet zero weights);
 scratch: eight im2col columns of k4 bytes for the others."""
 
 from __future__ import annotations
