@@ -4,7 +4,9 @@
  * int32 accumulators started from the bias, over the window in quads of four k (so a
  * pointwise layer whose channels are a multiple of 4 reads its input pixels in place, and a
  * window whose rows are whole quads reads its rows in place: no im2col copy inside the
- * image), then the output stage of kiln_neon_s8.h fused per pair of pixels.
+ * image), then the output stage of kiln_neon_s8.h fused per pair of pixels. Tiles of eight
+ * pixels run in assembly (kiln_neon_sdot8_tile8, which also stores the output when no
+ * channel shifts left), the last few pixels of a layer in intrinsics.
  *
  * Weights: repack.sdot_gemm_blocks(rows, 4) (per block of eight rows and quad of k, the four
  * bytes of each row in turn; K zero-padded to a multiple of 4, rows to a multiple of 8).
@@ -20,8 +22,8 @@
 #error "kiln_neon_sdot.h needs a core with the dot product extension (-mcpu=cortex-a55, -march=armv8.2-a+dotprod)"
 #endif
 
-/* Columns per tile: 8 pixels (16 accumulators, 8 column vectors and 2 weight vectors of the
- * 32 NEON registers), then 4 and 1 for the last pixels of a layer. */
+/* Columns per tile: 8 pixels (16 accumulators, 8 column vectors and 8 weight vectors: the 32
+ * NEON registers), then 4 and 1 for the last pixels of a layer. */
 #define KILN_SDOT_COLS 8
 
 /* Quad `lane` of the column vectors x (int8x16 or int8x8: `dot` is vdotq_laneq_s32 or
@@ -36,6 +38,165 @@
         w += 32;                                                                   \
     } while (0)
 
+/* Lane `lane` of the eight column registers v24..v31 against the eight rows' quads in wa
+ * (rows 0-3) and wb (rows 4-7); column j sums into v(2j) and v(2j+1). */
+#define KILN_SDOT_ASM_COL(acc_a, acc_b, x, wa, wb, lane)                                       \
+    "sdot " acc_a ".4s, " wa ".16b, " x ".4b[" lane "]\n\t"                                  \
+    "sdot " acc_b ".4s, " wb ".16b, " x ".4b[" lane "]\n\t"
+#define KILN_SDOT_ASM_LANE(wa, wb, lane)                                                      \
+    KILN_SDOT_ASM_COL("v0", "v1", "v24", wa, wb, lane) KILN_SDOT_ASM_COL("v2", "v3", "v25", wa, wb, lane)     \
+    KILN_SDOT_ASM_COL("v4", "v5", "v26", wa, wb, lane) KILN_SDOT_ASM_COL("v6", "v7", "v27", wa, wb, lane)     \
+    KILN_SDOT_ASM_COL("v8", "v9", "v28", wa, wb, lane) KILN_SDOT_ASM_COL("v10", "v11", "v29", wa, wb, lane)   \
+    KILN_SDOT_ASM_COL("v12", "v13", "v30", wa, wb, lane) KILN_SDOT_ASM_COL("v14", "v15", "v31", wa, wb, lane)
+/* The output stage of kiln_neon_scale4q with `right` on one column's two accumulators (rows
+ * 0-3 with the multiplier v17 and minus shift v19, rows 4-7 with v21, v23: the table's
+ * layout), then two columns through kiln_neon_pack16 (zero point v24, clamp v25, v26), each
+ * stored as 8 bytes, the address stepped by the output stride. */
+#define KILN_SDOT_ASM_SCALE(a, b)                                                             \
+    "sqrdmulh " a ".4s, " a ".4s, v17.4s\n\t"                                               \
+    "sqrdmulh " b ".4s, " b ".4s, v21.4s\n\t"                                               \
+    "ssra " a ".4s, " a ".4s, #31\n\t"                                                       \
+    "ssra " b ".4s, " b ".4s, #31\n\t"                                                       \
+    "srshl " a ".4s, " a ".4s, v19.4s\n\t"                                                  \
+    "srshl " b ".4s, " b ".4s, v23.4s\n\t"
+#define KILN_SDOT_ASM_PAIR(a, b, c, d)                                                        \
+    "sqxtn " a ".4h, " a ".4s\n\t"                                                          \
+    "sqxtn " c ".4h, " c ".4s\n\t"                                                          \
+    "sqxtn2 " a ".8h, " b ".4s\n\t"                                                         \
+    "sqxtn2 " c ".8h, " d ".4s\n\t"                                                         \
+    "sqadd " a ".8h, " a ".8h, v24.8h\n\t"                                                  \
+    "sqadd " c ".8h, " c ".8h, v24.8h\n\t"                                                  \
+    "sqxtn " a ".8b, " a ".8h\n\t"                                                          \
+    "sqxtn2 " a ".16b, " c ".8h\n\t"                                                        \
+    "smax " a ".16b, " a ".16b, v25.16b\n\t"                                                \
+    "smin " a ".16b, " a ".16b, v26.16b\n\t"                                                \
+    "st1 {" a ".d}[0], [%[t0]], %[stride]\n\t"                                              \
+    "st1 {" a ".d}[1], [%[t0]], %[stride]\n\t"
+#define KILN_SDOT_ASM_STEP(a, b, off)                                                         \
+    "ldp %[t0], %[t1], [%[adv], #" off "]\n\t"                                               \
+    "add %[" a "], %[" a "], %[t0]\n\t"                                                      \
+    "add %[" b "], %[" b "], %[t1]\n\t"
+
+/* kiln_neon_sdot8_tile for eight columns (runs of `quads` >= 1 quads), in assembly: GCC,
+ * given this loop in intrinsics, keeps the 16 accumulators, 8 columns and 8 weight vectors in
+ * the 32 registers only with moves in the loop and spills around it. Per group of sixteen k:
+ * two 64-byte weight loads (LD1 of four registers), eight column loads, 64 SDOTs and the
+ * count; then per quad left in the run, one 32-byte weight load, eight 4-byte column loads
+ * (LD1R: no byte past the run is read) and 16 SDOTs; per further run, each column pointer
+ * moves on by adv[j] (its step less the run's length). With `fused` (every channel shifts
+ * right, eight channels to store) the sums go through the output stage here (table rq, stage
+ * *s read as its three vectors zp, lo, hi in order) into out + j * out_stride, column j's
+ * eight bytes; else they are left in acc (16 vectors). The accumulators start from the bias
+ * rq[0..3], rq[16..19] (repack.mve_requant's layout). *w moves past the block. */
+KILN_NEON_INLINE void kiln_neon_sdot8_tile8(const int8_t **w, const int8_t *const col[KILN_SDOT_COLS],
+                                            const int64_t adv[KILN_SDOT_COLS], int64_t rows, int64_t quads,
+                                            const int32_t *rq, int64_t fused, const kiln_neon_stage *s,
+                                            int8_t *out, int64_t out_stride, int32x4_t acc[KILN_SDOT_COLS][2])
+{
+    const int8_t *wp = *w, *p0, *p1, *p2, *p3, *p4, *p5, *p6, *p7;
+    int64_t g, t0, t1;
+    __asm__ volatile(
+        "ldr q0, [%[rq]]\n\t"
+        "ldr q1, [%[rq], #64]\n\t"
+        "mov v2.16b, v0.16b\n\t" "mov v3.16b, v1.16b\n\t" "mov v4.16b, v0.16b\n\t" "mov v5.16b, v1.16b\n\t"
+        "mov v6.16b, v0.16b\n\t" "mov v7.16b, v1.16b\n\t" "mov v8.16b, v0.16b\n\t" "mov v9.16b, v1.16b\n\t"
+        "mov v10.16b, v0.16b\n\t" "mov v11.16b, v1.16b\n\t" "mov v12.16b, v0.16b\n\t" "mov v13.16b, v1.16b\n\t"
+        "mov v14.16b, v0.16b\n\t" "mov v15.16b, v1.16b\n\t"
+        "ldp %[p0], %[p1], [%[col]]\n\t"
+        "ldp %[p2], %[p3], [%[col], #16]\n\t"
+        "ldp %[p4], %[p5], [%[col], #32]\n\t"
+        "ldp %[p6], %[p7], [%[col], #48]\n\t"
+        "1:\n\t"
+        "cbz %[groups], 4f\n\t"
+        "mov %[g], %[groups]\n\t"
+        "2:\n\t"
+        "ld1 {v16.16b - v19.16b}, [%[w]], #64\n\t"
+        "ldr q24, [%[p0]], #16\n\t"
+        "ldr q25, [%[p1]], #16\n\t"
+        "ldr q26, [%[p2]], #16\n\t"
+        "ldr q27, [%[p3]], #16\n\t"
+        "ldr q28, [%[p4]], #16\n\t"
+        "ldr q29, [%[p5]], #16\n\t"
+        "ldr q30, [%[p6]], #16\n\t"
+        "ldr q31, [%[p7]], #16\n\t"
+        KILN_SDOT_ASM_LANE("v16", "v17", "0")
+        "ld1 {v20.16b - v23.16b}, [%[w]], #64\n\t"
+        KILN_SDOT_ASM_LANE("v18", "v19", "1")
+        KILN_SDOT_ASM_LANE("v20", "v21", "2")
+        "subs %[g], %[g], #1\n\t"
+        KILN_SDOT_ASM_LANE("v22", "v23", "3")
+        "b.ne 2b\n\t"
+        "4:\n\t"
+        "cbz %[tail], 6f\n\t"
+        "mov %[g], %[tail]\n\t"
+        "5:\n\t"
+        "ld1 {v16.16b, v17.16b}, [%[w]], #32\n\t"
+        "ld1r {v24.4s}, [%[p0]], #4\n\t"
+        "ld1r {v25.4s}, [%[p1]], #4\n\t"
+        "ld1r {v26.4s}, [%[p2]], #4\n\t"
+        "ld1r {v27.4s}, [%[p3]], #4\n\t"
+        "ld1r {v28.4s}, [%[p4]], #4\n\t"
+        "ld1r {v29.4s}, [%[p5]], #4\n\t"
+        "ld1r {v30.4s}, [%[p6]], #4\n\t"
+        "ld1r {v31.4s}, [%[p7]], #4\n\t"
+        "subs %[g], %[g], #1\n\t"
+        KILN_SDOT_ASM_LANE("v16", "v17", "0")
+        "b.ne 5b\n\t"
+        "6:\n\t"
+        "subs %[rows], %[rows], #1\n\t"
+        "b.eq 3f\n\t"
+        KILN_SDOT_ASM_STEP("p0", "p1", "0") KILN_SDOT_ASM_STEP("p2", "p3", "16")
+        KILN_SDOT_ASM_STEP("p4", "p5", "32") KILN_SDOT_ASM_STEP("p6", "p7", "48")
+        "b 1b\n\t"
+        "3:\n\t"
+        "cbz %[fused], 7f\n\t"
+        "add %[t0], %[rq], #64\n\t"
+        "ld1 {v16.4s - v19.4s}, [%[rq]]\n\t"
+        "ld1 {v20.4s - v23.4s}, [%[t0]]\n\t"
+        "ld1 {v24.16b - v26.16b}, [%[stage]]\n\t"
+        KILN_SDOT_ASM_SCALE("v0", "v1") KILN_SDOT_ASM_SCALE("v2", "v3")
+        KILN_SDOT_ASM_SCALE("v4", "v5") KILN_SDOT_ASM_SCALE("v6", "v7")
+        KILN_SDOT_ASM_SCALE("v8", "v9") KILN_SDOT_ASM_SCALE("v10", "v11")
+        KILN_SDOT_ASM_SCALE("v12", "v13") KILN_SDOT_ASM_SCALE("v14", "v15")
+        "mov %[t0], %[out]\n\t"
+        KILN_SDOT_ASM_PAIR("v0", "v1", "v2", "v3") KILN_SDOT_ASM_PAIR("v4", "v5", "v6", "v7")
+        KILN_SDOT_ASM_PAIR("v8", "v9", "v10", "v11") KILN_SDOT_ASM_PAIR("v12", "v13", "v14", "v15")
+        "b 8f\n\t"
+        "7:\n\t"
+        "mov %[t0], %[acc]\n\t"
+        "st1 {v0.4s - v3.4s}, [%[t0]], #64\n\t"
+        "st1 {v4.4s - v7.4s}, [%[t0]], #64\n\t"
+        "st1 {v8.4s - v11.4s}, [%[t0]], #64\n\t"
+        "st1 {v12.4s - v15.4s}, [%[t0]]\n\t"
+        "8:\n\t"
+        : [w] "+r"(wp), [rows] "+r"(rows), [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2), [p3] "=&r"(p3),
+          [p4] "=&r"(p4), [p5] "=&r"(p5), [p6] "=&r"(p6), [p7] "=&r"(p7), [g] "=&r"(g), [t0] "=&r"(t0),
+          [t1] "=&r"(t1)
+        : [col] "r"(col), [adv] "r"(adv), [groups] "r"(quads / 4), [tail] "r"(quads & 3), [rq] "r"(rq),
+          [acc] "r"(acc), [fused] "r"(fused), [stage] "r"(s), [out] "r"(out), [stride] "r"(out_stride)
+        : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
+          "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
+          "v29", "v30", "v31");
+    (void)p0; /* stepped by the loop, not read after it */
+    (void)p1;
+    (void)p2;
+    (void)p3;
+    (void)p4;
+    (void)p5;
+    (void)p6;
+    (void)p7;
+    (void)g;
+    (void)t0;
+    (void)t1;
+    (void)rows;
+    *w = wp;
+}
+#undef KILN_SDOT_ASM_STEP
+#undef KILN_SDOT_ASM_PAIR
+#undef KILN_SDOT_ASM_SCALE
+#undef KILN_SDOT_ASM_LANE
+#undef KILN_SDOT_ASM_COL
+
 /* The sums of eight rows of packed weights w with `cols` columns (8, 4 or 1), started from
  * bias: acc[j][h] holds rows 4h..4h+3 of column j, one per lane. A column is `rows` runs of
  * `quads` quads, run r of column j at col[j] + r * step[j] (an im2col column: one run; a
@@ -43,7 +204,8 @@
  * time with 16-byte column loads, then eight, then four, so that no run is read past its end. */
 KILN_NEON_INLINE void kiln_neon_sdot8_tile(const int8_t *w, const int8_t *const col[KILN_SDOT_COLS],
                                            const int32_t step[KILN_SDOT_COLS], int32_t rows, int32_t quads,
-                                           int cols, int32x4_t b0, int32x4_t b1, int32x4_t acc[KILN_SDOT_COLS][2])
+                                           int cols, int tails, int32x4_t b0, int32x4_t b1,
+                                           int32x4_t acc[KILN_SDOT_COLS][2])
 {
     const int8_t *src[KILN_SDOT_COLS];
     int32_t r, q;
@@ -65,7 +227,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_tile(const int8_t *w, const int8_t *const 
             KILN_SDOT_QUAD(vdotq_laneq_s32, 2);
             KILN_SDOT_QUAD(vdotq_laneq_s32, 3);
         }
-        if (q >= 2) {
+        if (tails && q >= 2) {
             int8x8_t x[KILN_SDOT_COLS];
             for (j = 0; j < cols; ++j) {
                 x[j] = vld1_s8(src[j] + k);
@@ -75,7 +237,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_tile(const int8_t *w, const int8_t *const 
             q -= 2;
             k += 8;
         }
-        if (q == 1) {
+        if (tails && q == 1) {
             int8x8_t x[KILN_SDOT_COLS];
             for (j = 0; j < cols; ++j) {
                 x[j] = vreinterpret_s8_s32(vdup_n_s32(*(const kiln_neon_w32 *)(const void *)(src[j] + k)));
@@ -91,59 +253,127 @@ KILN_NEON_INLINE void kiln_neon_sdot8_tile(const int8_t *w, const int8_t *const 
 
 /* Columns j and j + 1 of a tile (j alone when it is the last) through the output stage, the
  * first n bytes (at most 8) of each written at out + j * out_stride. Called with constant j
- * so that the accumulators stay in registers. */
+ * and `right` so that the accumulators stay in registers; a whole column of the pair's
+ * second half is one lane store (no move out of the vector first). */
 KILN_NEON_INLINE void kiln_neon_sdot8_out(int32x4_t acc[KILN_SDOT_COLS][2], int j, int cols, const kiln_neon_rq4 *qa,
-                                          const kiln_neon_rq4 *qb, const kiln_neon_stage *s, int8_t *out,
-                                          int32_t out_stride, int32_t n)
+                                          const kiln_neon_rq4 *qb, const kiln_neon_stage *s, int right,
+                                          int8_t *out, int32_t out_stride, int32_t n)
 {
     const int k = j + 1 < cols ? j + 1 : j;
-    const int8x16_t b = kiln_neon_pack16(kiln_neon_scale4q(acc[j][0], qa, s->right),
-                                         kiln_neon_scale4q(acc[j][1], qb, s->right),
-                                         kiln_neon_scale4q(acc[k][0], qa, s->right),
-                                         kiln_neon_scale4q(acc[k][1], qb, s->right), s->zp, s->lo, s->hi);
+    const int8x16_t b = kiln_neon_pack16(kiln_neon_scale4q(acc[j][0], qa, right),
+                                         kiln_neon_scale4q(acc[j][1], qb, right),
+                                         kiln_neon_scale4q(acc[k][0], qa, right),
+                                         kiln_neon_scale4q(acc[k][1], qb, right), s->zp, s->lo, s->hi);
+    if (n >= 8) {
+        vst1_s8(out + j * out_stride, vget_low_s8(b));
+        if (j + 1 < cols) {
+            vst1q_lane_s64((int64_t *)(void *)(out + (j + 1) * out_stride), vreinterpretq_s64_s8(b), 1);
+        }
+        return;
+    }
     kiln_neon_store8(out + j * out_stride, vget_low_s8(b), n);
     if (j + 1 < cols) {
         kiln_neon_store8(out + (j + 1) * out_stride, vget_high_s8(b), n);
     }
 }
 
-/* `cols` columns (8, 4 or 1; a constant once inlined) times every block of eight rows: the
- * tile, then the output stage s (table rq, 32 words per block) two columns at a time, the
+/* A tile's `cols` columns (8, 4 or 1) of the output channels oc..oc+7 through the output
+ * stage s, table rq of the block (loaded here, after the tile: no table vector lives across
+ * the k loop), two columns at a time. */
+KILN_NEON_INLINE void kiln_neon_sdot8_outs(int32x4_t acc[KILN_SDOT_COLS][2], int cols, const int32_t *rq,
+                                           const kiln_neon_stage *s, int right, int8_t *out, int32_t out_stride,
+                                           int32_t n)
+{
+    const kiln_neon_rq4 qa = kiln_neon_rq4_load(rq), qb = kiln_neon_rq4_load(rq + 16);
+    kiln_neon_sdot8_out(acc, 0, cols, &qa, &qb, s, right, out, out_stride, n);
+    if (cols > 2) {
+        kiln_neon_sdot8_out(acc, 2, cols, &qa, &qb, s, right, out, out_stride, n);
+    }
+    if (cols > 4) {
+        kiln_neon_sdot8_out(acc, 4, cols, &qa, &qb, s, right, out, out_stride, n);
+        kiln_neon_sdot8_out(acc, 6, cols, &qa, &qb, s, right, out, out_stride, n);
+    }
+}
+
+/* `cols` columns (8, 4 or 1) times every block of eight rows, `cols`, `right` and `tails`
+ * constants once inlined: the tile (eight columns: kiln_neon_sdot8_tile8, which stores whole
+ * blocks itself with `right`), then the output stage s (table rq, 32 words per block), the
  * first out_c bytes of column j written at out + j * out_stride. */
 KILN_NEON_INLINE void kiln_neon_sdot8_gemm(const int8_t *w, const int8_t *const col[KILN_SDOT_COLS],
                                            const int32_t step[KILN_SDOT_COLS], int cols, int32_t rows,
                                            int32_t quads, int32_t out_c, const int32_t *rq,
-                                           const kiln_neon_stage *s, int8_t *out, int32_t out_stride)
+                                           const kiln_neon_stage *s, int right, int tails, int8_t *out,
+                                           int32_t out_stride)
 {
+    int64_t adv[KILN_SDOT_COLS];
     int32_t oc;
-    for (oc = 0; oc < out_c; oc += 8, w += 32 * rows * quads, rq += 32) {
-        const kiln_neon_rq4 qa = kiln_neon_rq4_load(rq), qb = kiln_neon_rq4_load(rq + 16);
+    int j;
+    if (cols == 8) {
+        for (j = 0; j < KILN_SDOT_COLS; ++j) {
+            adv[j] = (int64_t)step[j] - 4 * (int64_t)quads;
+        }
+    }
+    for (oc = 0; oc < out_c; oc += 8, rq += 32) {
         int32x4_t acc[KILN_SDOT_COLS][2];
-        kiln_neon_sdot8_tile(w, col, step, rows, quads, cols, qa.bias, qb.bias, acc);
-        kiln_neon_sdot8_out(acc, 0, cols, &qa, &qb, s, out + oc, out_stride, out_c - oc);
-        if (cols > 2) {
-            kiln_neon_sdot8_out(acc, 2, cols, &qa, &qb, s, out + oc, out_stride, out_c - oc);
+        if (cols == 8) {  /* with `right`, a whole block of eight channels stored by the tile */
+            const int64_t fused = right && out_c - oc >= 8;
+            kiln_neon_sdot8_tile8(&w, col, adv, rows, quads, rq, fused, s, out + oc, out_stride, acc);
+            if (fused) {
+                continue;
+            }
+        } else {
+            kiln_neon_sdot8_tile(w, col, step, rows, quads, cols, tails, vld1q_s32(rq), vld1q_s32(rq + 16), acc);
+            w += 32 * rows * quads;
         }
-        if (cols > 4) {
-            kiln_neon_sdot8_out(acc, 4, cols, &qa, &qb, s, out + oc, out_stride, out_c - oc);
-            kiln_neon_sdot8_out(acc, 6, cols, &qa, &qb, s, out + oc, out_stride, out_c - oc);
-        }
+        kiln_neon_sdot8_outs(acc, cols, rq, s, right, out + oc, out_stride, out_c - oc);
     }
 }
 
-/* kiln_neon_sdot8_gemm with the column count as a constant: one specialised loop each. */
+#define KILN_SDOT_GEMM(c, r, t) \
+    kiln_neon_sdot8_gemm(w, col, step, c, rows, quads, out_c, rq, s, r, t, out, out_stride)
+
+/* The tiles of fewer than eight columns (a layer's last pixels: intrinsics, with `right` and
+ * whether a run ends in a partial group of quads as constants) and those of layers with left
+ * shifts (the assembly leaves their sums to the intrinsics' output stage), out of line:
+ * inlined, they grow the convolution past what GCC clones per layer with its parameters as
+ * constants (measured: the KWS stem twice as slow). */
+static __attribute__((noinline)) void kiln_neon_sdot8_few(const int8_t *w, const int8_t *const col[KILN_SDOT_COLS],
+                                                          const int32_t step[KILN_SDOT_COLS], int cols,
+                                                          int32_t rows, int32_t quads, int32_t out_c,
+                                                          const int32_t *rq, const kiln_neon_stage *s, int8_t *out,
+                                                          int32_t out_stride)
+{
+    const int tails = (quads & 3) != 0;
+    if (cols == 8) {
+        KILN_SDOT_GEMM(8, 0, 1);
+    } else if (s->right) {
+        if (cols == 4 && tails) {
+            KILN_SDOT_GEMM(4, 1, 1);
+        } else if (cols == 4) {
+            KILN_SDOT_GEMM(4, 1, 0);
+        } else {
+            KILN_SDOT_GEMM(1, 1, 1);
+        }
+    } else if (cols == 4) {
+        KILN_SDOT_GEMM(4, 0, 1);
+    } else {
+        KILN_SDOT_GEMM(1, 0, 1);
+    }
+}
+
+/* kiln_neon_sdot8_gemm for `cols` columns (8, 4 or 1): eight of a layer whose channels all
+ * shift right inlined (the assembly tile stores them), the rest through kiln_neon_sdot8_few. */
 KILN_NEON_INLINE void kiln_neon_sdot8_cols(const int8_t *w, const int8_t *const col[KILN_SDOT_COLS],
                                            const int32_t step[KILN_SDOT_COLS], int cols, int32_t rows,
                                            int32_t quads, int32_t out_c, const int32_t *rq,
                                            const kiln_neon_stage *s, int8_t *out, int32_t out_stride)
 {
-    if (cols == 8) {
-        kiln_neon_sdot8_gemm(w, col, step, 8, rows, quads, out_c, rq, s, out, out_stride);
-    } else if (cols == 4) {
-        kiln_neon_sdot8_gemm(w, col, step, 4, rows, quads, out_c, rq, s, out, out_stride);
+    if (cols == 8 && s->right) {
+        KILN_SDOT_GEMM(8, 1, 1);
     } else {
-        kiln_neon_sdot8_gemm(w, col, step, 1, rows, quads, out_c, rq, s, out, out_stride);
+        kiln_neon_sdot8_few(w, col, step, cols, rows, quads, out_c, rq, s, out, out_stride);
     }
 }
+#undef KILN_SDOT_GEMM
 
 #endif /* KILN_NEON_SDOT_H */

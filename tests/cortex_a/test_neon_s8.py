@@ -44,6 +44,12 @@ CONV = [
     ((1, 3, 4, 8), (4, 2, 2, 8), {"gain": 3000.0, "out_zp": -60}),  # left shifts
     ((1, 7, 6, 12), (10, 1, 1, 12), {"strides": (2, 2)}),  # strided pointwise: SDOT in place, NEON short rows
     ((1, 8, 7, 3), (12, 3, 3, 3), {"strides": (2, 2), "pads": (1, 1, 1, 1), "in_zp": -128}),  # stem, padded
+    # SDOT: rows of 20 pixels, so tiles within one output row, inside the image or with border
+    # pixels; 8-channel rows of 24 bytes padded to 32 in place; 100 pixels: a tile of 4 last
+    ((1, 5, 20, 8), (16, 3, 3, 8), {"pads": (1, 1, 1, 1)}),
+    ((1, 4, 19, 3), (8, 3, 3, 3), {"pads": (1, 1, 1, 1), "in_zp": -5}),  # stem rows read as 16 bytes
+    ((1, 4, 8, 16), (12, 1, 1, 16), {"gain": 3000.0}),  # left shifts and a block of 4: the tile's sums out
+    ((2, 3, 8, 20), (16, 1, 1, 20), {"activation": "relu"}),  # a 16-k group and one quad per run, batch 2
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded

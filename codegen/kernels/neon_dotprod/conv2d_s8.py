@@ -2,7 +2,8 @@
 eight output channels by eight pixels per register tile, the window in quads of four k
 (repack.sdot_gemm_blocks with k_multiple 4), read in place where it can be (pointwise layers
 whose channels are a multiple of 4; windows inside the image, each kernel row of the weights
-zero-padded to whole quads so that the few bytes read past a window row meet zero weights);
+zero-padded to whole quads, or to 16 bytes (window_rows), so that the few bytes read past a
+window row meet zero weights);
 scratch: eight im2col columns of k4 bytes for the others."""
 
 from __future__ import annotations
@@ -48,14 +49,25 @@ class Conv2dS8DotprodSpec(KernelSpec):
         p, rq = vector_requant(request, ctx, rows, block=8)
         shape = request.params
         direct = pointwise_in_place(shape)
-        row_quads = 0
-        if not direct and shape["dilation_w"] == 1:
-            row_quads = repack.round_up(shape["k_w"] * shape["in_c"], 4) // 4
+        row_quads = window_rows(shape)
+        if row_quads:
             rows = padded_window_rows(rows, shape["k_h"], 4 * row_quads)
         k4 = repack.round_up(rows.shape[1], 4)
         packed = ctx.constant(request.node, "w", repack.sdot_gemm_blocks(rows, 4), "int8")
         return int8_prepared(cls, request, ctx, p, packed, 4 if direct else COLS * k4, k4=k4, direct=int(direct),
                              row_quads=row_quads, right=shifts_right(p), rq=rq)
+
+
+def window_rows(shape: dict) -> int:
+    """Quads per window row read in place (dilation_w 1), or 0 (im2col). Runs of whole 16-k
+    groups take the assembly tile of runtime_c/kiln_neon_sdot.h, so a row is padded to 16
+    bytes when that adds at most a third more SDOTs (a 3-channel 3x3 stem: 9 bytes, 12 -> 16);
+    else to a quad (the tile's slower tail; an im2col copy of short rows costs more)."""
+    if pointwise_in_place(shape) or shape["dilation_w"] != 1:
+        return 0
+    row = shape["k_w"] * shape["in_c"]
+    whole = repack.round_up(row, 16)
+    return (whole if 3 * whole <= 4 * repack.round_up(row, 4) else repack.round_up(row, 4)) // 4
 
 
 def padded_window_rows(rows: np.ndarray, k_h: int, pitch: int) -> np.ndarray:
