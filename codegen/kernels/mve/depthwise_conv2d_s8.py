@@ -89,3 +89,32 @@ class DepthwiseConv2dS8MveSpec(KernelSpec):
     def declare(cls, call, ctx):
         allow_rows_depthwise_overlap(ctx, call, vector=1)
         claim_paths(ctx, call, template_paths(call.params, ctx.optimize))
+        claim_requant_forms(ctx, call)
+
+
+def requant_forms(params: dict) -> set[str]:
+    """What the output stage of a call may leave out (the template's store functions):
+    "no_left" when no channel has a left shift (VSHL), "rounds" when every channel has a
+    right shift (TFLM's rounding then takes one off every negative value: no mask by the
+    shift), "int8_range" when the clamp is int8's own (a saturating narrowing does it)."""
+    channels = params["in_c"] * params["depth_multiplier"]
+    lanes = params["rq"].data.reshape(-1, 4, 4).transpose(0, 2, 1).reshape(-1, 4)[:channels]  # [channel, field]
+    forms = set()
+    if not lanes[:, 2].any():
+        forms.add("no_left")
+    if lanes[:, 3].all():
+        forms.add("rounds")
+    if params["act_min"] == -128 and params["act_max"] == 127:
+        forms.add("int8_range")
+    return forms
+
+
+def claim_requant_forms(ctx, call) -> None:
+    """The requantization forms every call of the kernel in the model allows (the template is
+    rendered once for them all), as the template variable "requant"."""
+    same = [c for c in ctx.calls if c.kernel == call.kernel and c.variant == call.variant]
+    common = requant_forms(call.params)
+    for c in same:
+        common &= requant_forms(c.params)
+    for c in same:
+        c.template_vars = tuple(sorted({**dict(c.template_vars), "requant": tuple(sorted(common))}.items()))
