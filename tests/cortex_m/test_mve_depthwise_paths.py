@@ -27,6 +27,7 @@ DEPTHWISE = [
     ((1, 11, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}, {}),  # the ring at stride 1, odd width
     ((1, 12, 9, 32), (1, 3, 3, 32), {"strides": (2, 2), "pads": (0, 0, 1, 1)}, {"in_zp": 17}),  # stride 2
     ((2, 7, 6, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1), "activation": "relu"}, {}),  # eight channels, two images
+    ((1, 12, 1, 16), (1, 4, 1, 16), {}, {"in_zp": -128}),  # an even count of taps: the 1-D pair's loop alone
 ]
 
 
