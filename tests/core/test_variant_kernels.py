@@ -92,7 +92,10 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
                                     int8_layer("DepthwiseConv2D", (2, 9, 3, 24), (1, 3, 3, 24), seed=9200,
                                                pads=(1, 1, 1, 1)),
                                     int8_layer("DepthwiseConv2D", (1, 7, 8, 17), (1, 3, 3, 17), seed=9201,
-                                               strides=(2, 2), pads=(0, 0, 1, 1))],
+                                               strides=(2, 2), pads=(0, 0, 1, 1)),
+                                    # a 1-D window down one column (streaming): Helium's grouped weights
+                                    int8_layer("DepthwiseConv2D", (1, 11, 1, 16), (1, 5, 1, 16), seed=9501,
+                                               in_zp=-128)],
     "conv2d_add_s8": lambda: [int8_conv_add((1, 7, 7, 3), (8, 3, 3, 3), seed=12, pads=(1, 1, 1, 1)),
                               int8_conv_add((1, 5, 5, 16), (7, 1, 1, 16), seed=13, conv_first=False,
                                             add_activation="none")],

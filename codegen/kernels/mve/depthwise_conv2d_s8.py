@@ -41,6 +41,18 @@ def g8_weights(taps: np.ndarray) -> np.ndarray:
     return taps.reshape(9, -1, 8).transpose(1, 0, 2).reshape(-1)
 
 
+def grouped_1d(params: dict, optimize: str) -> bool:
+    """Whether the weights come by groups of eight channels, each its k_h taps of eight bytes
+    (the kernel's 1-D paths post-increment one pointer through them): the calls that may take
+    the two-row path "c8_1d" (the kernel decides the same at run time)."""
+    return "c8_1d" in template_paths(params, optimize)
+
+
+def group_weights(taps: np.ndarray) -> np.ndarray:
+    """[K, C] taps by groups of eight channels: for each group its K taps of eight bytes."""
+    return taps.reshape(taps.shape[0], -1, 8).transpose(1, 0, 2).reshape(-1)
+
+
 def template_paths(params: dict, optimize: str) -> set[str]:
     """The template's paths a call with parameter block `params` takes (paths.py), as the
     kernel tests them: the general loop (a depth multiplier), else the padded rows where the
@@ -81,7 +93,10 @@ class DepthwiseConv2dS8MveSpec(KernelSpec):
         if shape["depth_multiplier"] == 1 and shape["in_c"] % 8 == 0:
             order = repack.even_odd_order(shape["in_c"])  # the kernel's eight-channel groups
         p, rq = vector_requant(request, ctx, taps.T, order=order)
-        stored = g8_weights(taps) if g8_path(shape, ctx.optimize) else taps
+        if g8_path(shape, ctx.optimize):
+            stored = g8_weights(taps)
+        else:
+            stored = group_weights(taps) if grouped_1d(shape, ctx.optimize) else taps
         return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", stored, "int8"),
                              depthwise_rows_bytes(shape, vector=1), rq=rq)
 
@@ -89,3 +104,32 @@ class DepthwiseConv2dS8MveSpec(KernelSpec):
     def declare(cls, call, ctx):
         allow_rows_depthwise_overlap(ctx, call, vector=1)
         claim_paths(ctx, call, template_paths(call.params, ctx.optimize))
+        claim_requant_forms(ctx, call)
+
+
+def requant_forms(params: dict) -> set[str]:
+    """What the output stage of a call may leave out (the template's store functions):
+    "no_left" when no channel has a left shift (VSHL), "rounds" when every channel has a
+    right shift (TFLM's rounding then takes one off every negative value: no mask by the
+    shift), "int8_range" when the clamp is int8's own (a saturating narrowing does it)."""
+    channels = params["in_c"] * params["depth_multiplier"]
+    lanes = params["rq"].data.reshape(-1, 4, 4).transpose(0, 2, 1).reshape(-1, 4)[:channels]  # [channel, field]
+    forms = set()
+    if not lanes[:, 2].any():
+        forms.add("no_left")
+    if lanes[:, 3].all():
+        forms.add("rounds")
+    if params["act_min"] == -128 and params["act_max"] == 127:
+        forms.add("int8_range")
+    return forms
+
+
+def claim_requant_forms(ctx, call) -> None:
+    """The requantization forms every call of the kernel in the model allows (the template is
+    rendered once for them all), as the template variable "requant"."""
+    same = [c for c in ctx.calls if c.kernel == call.kernel and c.variant == call.variant]
+    common = requant_forms(call.params)
+    for c in same:
+        common &= requant_forms(c.params)
+    for c in same:
+        c.template_vars = tuple(sorted({**dict(c.template_vars), "requant": tuple(sorted(common))}.items()))
