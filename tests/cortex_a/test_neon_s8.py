@@ -44,6 +44,9 @@ CONV = [
     ((1, 3, 4, 8), (4, 2, 2, 8), {"gain": 3000.0, "out_zp": -60}),  # left shifts
     ((1, 7, 6, 12), (10, 1, 1, 12), {"strides": (2, 2)}),  # strided pointwise: SDOT in place, NEON short rows
     ((1, 8, 7, 3), (12, 3, 3, 3), {"strides": (2, 2), "pads": (1, 1, 1, 1), "in_zp": -128}),  # stem, padded
+    # window rows of 48 bytes read in place: two images, stride 2, dilated rows, uneven padding
+    ((2, 9, 7, 16), (10, 3, 3, 16), {"strides": (2, 2), "dilations": (2, 1), "pads": (2, 1, 1, 0), "in_zp": -128}),
+    ((1, 6, 5, 32), (7, 3, 1, 32), {"pads": (1, 0, 1, 0), "gain": 3000.0}),  # rows of two groups, left shifts
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded
@@ -147,7 +150,9 @@ def test_weights_of_minus_128_take_the_single_product_path():
     fc.values["w"].data[0, :8] = -128
     dw = int8_layer("DepthwiseConv2D", (1, 4, 4, 16), (1, 3, 3, 16), seed=3, pads=(1, 1, 1, 1), in_zp=-128)
     dw.values["w"].data[...] = -128
-    g, _, _ = merge([conv, fc, dw])
+    rows = int8_layer("Conv2D", (1, 5, 4, 16), (6, 3, 3, 16), seed=4, pads=(1, 1, 1, 1))  # windows read in place
+    rows.values["w"].data[:, 1] = -128
+    g, _, _ = merge([conv, fc, dw, rows])
     res = build(g, "cortex-a53")
     assert modes(res) == {NEON_MLA}
     assert [c.params["pairs"] for c in res.lowered.calls if c.kernel == "depthwise_conv2d_s8"] == [False]
