@@ -30,6 +30,10 @@
 #define KILN_NEON_MLA_PAIRS 0
 #define KILN_NEON_MLA 1
 #define KILN_NEON_SDOT 2
+/* A fourth, chosen by the convolution itself for windows of at most 8 bytes (a pointwise layer
+ * of 8 channels): one SMULL per row and column on the first 8 bytes of the one group (the
+ * weights past the window are zero), then SADDLP; exact for any weights. */
+#define KILN_NEON_MUL8 3
 
 /* 16 products of x and w added into the four int32 partial sums of acc (MLA modes). */
 KILN_NEON_INLINE int32x4_t kiln_neon_mac16(int32x4_t acc, int8x16_t x, int8x16_t w, int mode)
@@ -111,6 +115,22 @@ KILN_NEON_INLINE void kiln_neon_tile_run(const int8_t *w, const int8_t *const co
     const int8_t *src[4];
     int32_t g, s;
     int r, j;
+    if (mode == KILN_NEON_MUL8) {  /* one group, of which the first 8 bytes count */
+        int8x8_t h[4];
+        for (j = 0; j < cols; ++j) {
+            h[j] = vld1_s8(col[j]);
+        }
+        for (r = 0; r < 4; ++r) {
+            const int8x8_t wr = vld1_s8(w + 16 * r);
+            for (j = 0; j < cols; ++j) {
+                acc[r][j] = vpaddlq_s16(vmull_s8(h[j], wr));
+            }
+        }
+        for (j = 0; j < cols; ++j) {
+            sums[j] = kiln_neon_sum4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]);
+        }
+        return;
+    }
     for (j = 0; j < cols; ++j) {  /* the first group starts the sums (groups >= 1) */
         src[j] = col[j];
         x[j] = vld1q_s8(src[j]);
@@ -160,7 +180,9 @@ KILN_NEON_INLINE void kiln_neon_tile_run(const int8_t *w, const int8_t *const co
 KILN_NEON_INLINE void kiln_neon_tile_rows(const int8_t *w, const int8_t *const col[4], const int32_t pitch[4],
                                           int32_t rows, int32_t groups, int cols, int mode, int32x4_t sums[4])
 {
-    if (cols == 4) {
+    if (mode == KILN_NEON_MUL8) {
+        kiln_neon_tile_run(w, col, pitch, rows, groups, cols, KILN_NEON_MUL8, sums);
+    } else if (cols == 4) {
         if (mode == KILN_NEON_MLA_PAIRS) {
             kiln_neon_tile_run(w, col, pitch, rows, groups, 4, KILN_NEON_MLA_PAIRS, sums);
         } else {
@@ -552,7 +574,7 @@ KILN_NEON_INLINE void kiln_neon_gemm_rows(const int8_t *w, const int8_t *const c
                                           const int32_t *rq, const kiln_neon_stage *s, int8_t *out,
                                           int32_t out_stride, int32_t out_cols)
 {
-    if (cols != 4) {
+    if (cols != 4 || mode == KILN_NEON_MUL8) {
         kiln_neon_gemm_run(w, col, pitch, cols, rows, groups, out_c, mode, s->right, rq, s, out, out_stride,
                            out_cols);
     } else if (mode == KILN_NEON_MLA_PAIRS && s->right) {
