@@ -555,7 +555,7 @@ KILN_NEON_INLINE void kiln_neon_gemm_run(const int8_t *w, const int8_t *const co
         }
         b = cols == 4 ? kiln_neon_pack16(sums[0], sums[1], sums[2], sums[3], s->zp, s->lo, s->hi)
                       : kiln_neon_pack16(sums[0], sums[0], sums[0], sums[0], s->zp, s->lo, s->hi);
-        if (n == 4 && out_cols == 4) {  /* the whole tile: four 32-bit stores, no tests */
+        if (out_cols == 4 && oc + 4 <= out_c) {  /* the whole tile: four 32-bit stores, no tests */
             for (j = 0; j < 4; ++j) {
                 kiln_neon_store_lanes4(out + j * out_stride + oc, b, j, 4);
             }
