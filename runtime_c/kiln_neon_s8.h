@@ -30,6 +30,10 @@
 #define KILN_NEON_MLA_PAIRS 0
 #define KILN_NEON_MLA 1
 #define KILN_NEON_SDOT 2
+/* A fourth, chosen by the convolution itself for windows of at most 8 bytes (a pointwise layer
+ * of 8 channels): one SMULL per row and column on the first 8 bytes of the one group (the
+ * weights past the window are zero), then SADDLP; exact for any weights. */
+#define KILN_NEON_MUL8 3
 
 /* 16 products of x and w added into the four int32 partial sums of acc (MLA modes). */
 KILN_NEON_INLINE int32x4_t kiln_neon_mac16(int32x4_t acc, int8x16_t x, int8x16_t w, int mode)
@@ -49,6 +53,48 @@ KILN_NEON_INLINE int32x4_t kiln_neon_mul16(int8x16_t x, int8x16_t w, int mode)
     return vpadalq_s16(vpaddlq_s16(vmull_s8(vget_low_s8(x), vget_low_s8(w))), vmull_high_s8(x, w));
 }
 
+/* One group of 16 k of the four-by-four MLA_PAIRS tile (kiln_neon_tile_run), written out
+ * because GCC, left to schedule its 48 instructions itself, hoists the SMULLs, runs out of
+ * registers and spills accumulators inside the loop. Two rows at a time (an asm statement
+ * takes at most 30 operands): row r of weights (wa, then wb) against the four columns x[j],
+ * SMULL + SMLAL2 into t[j] (two products per int16 lane), then `op` (SADALP to accumulate,
+ * SADDLP to start) into a[j] (b[j] for wb). */
+#define KILN_NEON_PAIRS_ROW(a, w, op)                                                                 \
+    "smull  %[t0].8h, %[x0].8b, %[" w "].8b\n\t"                                                    \
+    "smull  %[t1].8h, %[x1].8b, %[" w "].8b\n\t"                                                    \
+    "smull  %[t2].8h, %[x2].8b, %[" w "].8b\n\t"                                                    \
+    "smull  %[t3].8h, %[x3].8b, %[" w "].8b\n\t"                                                    \
+    "smlal2 %[t0].8h, %[x0].16b, %[" w "].16b\n\t"                                                  \
+    "smlal2 %[t1].8h, %[x1].16b, %[" w "].16b\n\t"                                                  \
+    "smlal2 %[t2].8h, %[x2].16b, %[" w "].16b\n\t"                                                  \
+    "smlal2 %[t3].8h, %[x3].16b, %[" w "].16b\n\t"                                                  \
+    op " %[" a "0].4s, %[t0].8h\n\t"                                                                 \
+    op " %[" a "1].4s, %[t1].8h\n\t"                                                                 \
+    op " %[" a "2].4s, %[t2].8h\n\t"                                                                 \
+    op " %[" a "3].4s, %[t3].8h\n\t"
+#define KILN_NEON_PAIRS_ASM(op, c)                                                                    \
+    __asm__(KILN_NEON_PAIRS_ROW("a", "wa", op) KILN_NEON_PAIRS_ROW("b", "wb", op)                     \
+            : [a0] c(a[0]), [a1] c(a[1]), [a2] c(a[2]), [a3] c(a[3]),                               \
+              [b0] c(b[0]), [b1] c(b[1]), [b2] c(b[2]), [b3] c(b[3]),                               \
+              [t0] "=&w"(t0), [t1] "=&w"(t1), [t2] "=&w"(t2), [t3] "=&w"(t3)                         \
+            : [x0] "w"(x[0]), [x1] "w"(x[1]), [x2] "w"(x[2]), [x3] "w"(x[3]), [wa] "w"(wa), [wb] "w"(wb))
+
+KILN_NEON_INLINE void kiln_neon_pairs_mac2x4(int32x4_t a[4], int32x4_t b[4], const int8x16_t x[4], int8x16_t wa,
+                                             int8x16_t wb)
+{
+    int16x8_t t0, t1, t2, t3;
+    KILN_NEON_PAIRS_ASM("sadalp", "+w");
+}
+
+KILN_NEON_INLINE void kiln_neon_pairs_mul2x4(int32x4_t a[4], int32x4_t b[4], const int8x16_t x[4], int8x16_t wa,
+                                             int8x16_t wb)
+{
+    int16x8_t t0, t1, t2, t3;
+    KILN_NEON_PAIRS_ASM("saddlp", "=&w");
+}
+#undef KILN_NEON_PAIRS_ROW
+#undef KILN_NEON_PAIRS_ASM
+
 /* The four lanes of each of a, b, c, d summed: (sum a, sum b, sum c, sum d). */
 KILN_NEON_INLINE int32x4_t kiln_neon_sum4(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d)
 {
@@ -57,32 +103,70 @@ KILN_NEON_INLINE int32x4_t kiln_neon_sum4(int32x4_t a, int32x4_t b, int32x4_t c,
 
 /* The micro-kernel: a block of four rows of packed weights (repack.mve_gemm_rows: 16 bytes
  * of each row in turn) times `cols` int8 columns (1 or 4; the rows of the block and the
- * columns are zero-padded to 16k bytes), over `groups` groups of 16. sums[j] holds the four
- * row sums of column j. 16 accumulators, four columns and a row vector stay in registers. */
-KILN_NEON_INLINE void kiln_neon_tile_run(const int8_t *w, const int8_t *const col[4], int32_t groups, int cols,
-                                         int mode, int32x4_t sums[4])
+ * columns are zero-padded to 16k bytes), over `rows` segments of `groups` groups of 16: the
+ * segment s of column j starts at col[j] + s * pitch[j] (a window read in place, one kernel
+ * row per segment; pitch is not read when rows is 1). sums[j] holds the four row sums of
+ * column j. 16 accumulators, four columns and a row vector stay in registers. */
+KILN_NEON_INLINE void kiln_neon_tile_run(const int8_t *w, const int8_t *const col[4], const int32_t pitch[4],
+                                         int32_t rows, int32_t groups, int cols, int mode, int32x4_t sums[4])
 {
     int32x4_t acc[4][4];
     int8x16_t x[4];
-    int32_t g;
+    const int8_t *src[4];
+    int32_t g, s;
     int r, j;
+    if (mode == KILN_NEON_MUL8) {  /* one group, of which the first 8 bytes count */
+        int8x8_t h[4];
+        for (j = 0; j < cols; ++j) {
+            h[j] = vld1_s8(col[j]);
+        }
+        for (r = 0; r < 4; ++r) {
+            const int8x8_t wr = vld1_s8(w + 16 * r);
+            for (j = 0; j < cols; ++j) {
+                acc[r][j] = vpaddlq_s16(vmull_s8(h[j], wr));
+            }
+        }
+        for (j = 0; j < cols; ++j) {
+            sums[j] = kiln_neon_sum4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]);
+        }
+        return;
+    }
     for (j = 0; j < cols; ++j) {  /* the first group starts the sums (groups >= 1) */
-        x[j] = vld1q_s8(col[j]);
+        src[j] = col[j];
+        x[j] = vld1q_s8(src[j]);
     }
-    for (r = 0; r < 4; ++r) {
-        const int8x16_t wr = vld1q_s8(w + 16 * r);
-        for (j = 0; j < cols; ++j) {
-            acc[r][j] = kiln_neon_mul16(x[j], wr, mode);
-        }
-    }
-    for (g = 1, w += 64; g < groups; ++g, w += 64) {
-        for (j = 0; j < cols; ++j) {
-            x[j] = vld1q_s8(col[j] + 16 * g);
-        }
+    if (cols == 4 && mode == KILN_NEON_MLA_PAIRS) {
+        kiln_neon_pairs_mul2x4(acc[0], acc[1], x, vld1q_s8(w), vld1q_s8(w + 16));
+        kiln_neon_pairs_mul2x4(acc[2], acc[3], x, vld1q_s8(w + 32), vld1q_s8(w + 48));
+    } else {
         for (r = 0; r < 4; ++r) {
             const int8x16_t wr = vld1q_s8(w + 16 * r);
             for (j = 0; j < cols; ++j) {
-                acc[r][j] = kiln_neon_mac16(acc[r][j], x[j], wr, mode);
+                acc[r][j] = kiln_neon_mul16(x[j], wr, mode);
+            }
+        }
+    }
+    for (g = 1, s = 0, w += 64; s < rows; ++s, g = 0) {
+        if (s > 0) {
+            for (j = 0; j < cols; ++j) {
+                src[j] += pitch[j];
+            }
+        }
+#pragma GCC unroll 1
+        for (; g < groups; ++g, w += 64) {  /* not unrolled: the tile keeps its registers */
+            for (j = 0; j < cols; ++j) {
+                x[j] = vld1q_s8(src[j] + 16 * g);
+            }
+            if (cols == 4 && mode == KILN_NEON_MLA_PAIRS) {
+                kiln_neon_pairs_mac2x4(acc[0], acc[1], x, vld1q_s8(w), vld1q_s8(w + 16));
+                kiln_neon_pairs_mac2x4(acc[2], acc[3], x, vld1q_s8(w + 32), vld1q_s8(w + 48));
+                continue;
+            }
+            for (r = 0; r < 4; ++r) {
+                const int8x16_t wr = vld1q_s8(w + 16 * r);
+                for (j = 0; j < cols; ++j) {
+                    acc[r][j] = kiln_neon_mac16(acc[r][j], x[j], wr, mode);
+                }
             }
         }
     }
@@ -91,21 +175,31 @@ KILN_NEON_INLINE void kiln_neon_tile_run(const int8_t *w, const int8_t *const co
     }
 }
 
-/* kiln_neon_tile_run with `cols` and `mode` as constants, one specialised loop each. */
+/* kiln_neon_tile_run over segments, with `cols` and `mode` as constants, one specialised
+ * loop each. */
+KILN_NEON_INLINE void kiln_neon_tile_rows(const int8_t *w, const int8_t *const col[4], const int32_t pitch[4],
+                                          int32_t rows, int32_t groups, int cols, int mode, int32x4_t sums[4])
+{
+    if (mode == KILN_NEON_MUL8) {
+        kiln_neon_tile_run(w, col, pitch, rows, groups, cols, KILN_NEON_MUL8, sums);
+    } else if (cols == 4) {
+        if (mode == KILN_NEON_MLA_PAIRS) {
+            kiln_neon_tile_run(w, col, pitch, rows, groups, 4, KILN_NEON_MLA_PAIRS, sums);
+        } else {
+            kiln_neon_tile_run(w, col, pitch, rows, groups, 4, KILN_NEON_MLA, sums);
+        }
+    } else if (mode == KILN_NEON_MLA_PAIRS) {
+        kiln_neon_tile_run(w, col, pitch, rows, groups, 1, KILN_NEON_MLA_PAIRS, sums);
+    } else {
+        kiln_neon_tile_run(w, col, pitch, rows, groups, 1, KILN_NEON_MLA, sums);
+    }
+}
+
+/* kiln_neon_tile_rows for whole columns of `groups` groups (one segment each). */
 KILN_NEON_INLINE void kiln_neon_tile(const int8_t *w, const int8_t *const col[4], int32_t groups, int cols,
                                      int mode, int32x4_t sums[4])
 {
-    if (cols == 4) {
-        if (mode == KILN_NEON_MLA_PAIRS) {
-            kiln_neon_tile_run(w, col, groups, 4, KILN_NEON_MLA_PAIRS, sums);
-        } else {
-            kiln_neon_tile_run(w, col, groups, 4, KILN_NEON_MLA, sums);
-        }
-    } else if (mode == KILN_NEON_MLA_PAIRS) {
-        kiln_neon_tile_run(w, col, groups, 1, KILN_NEON_MLA_PAIRS, sums);
-    } else {
-        kiln_neon_tile_run(w, col, groups, 1, KILN_NEON_MLA, sums);
-    }
+    kiln_neon_tile_rows(w, col, (const int32_t *)0, 1, groups, cols, mode, sums);
 }
 
 /* TFLM's MultiplyByQuantizedMultiplier of four channels whose bias is already in acc (the
@@ -450,37 +544,78 @@ KILN_NEON_INLINE void kiln_neon_gemm_sdot(const int8_t *w, const int8_t *const c
 }
 #endif
 
-/* `cols` columns (1 or 4) times the packed weights of all out_c rows: each block of four
- * rows by kiln_neon_tile, through the output stage s with its table rq (16 words per block)
- * and written to out + j * out_stride, the first out_c bytes of each column (or the whole by
- * SDOT). */
+/* `cols` columns (1 or 4) of `rows` segments (kiln_neon_tile_run) times the packed weights of
+ * all out_c rows: each block of four rows by kiln_neon_tile_rows, through the output stage s
+ * (`right` in place of s->right, to be a constant) with its table rq (16 words per block) and
+ * written to out + j * out_stride, the first out_c bytes of each column. */
+KILN_NEON_INLINE void kiln_neon_gemm_run(const int8_t *w, const int8_t *const col[4], const int32_t pitch[4],
+                                         int cols, int32_t rows, int32_t groups, int32_t out_c, int mode,
+                                         int right, const int32_t *rq, const kiln_neon_stage *s, int8_t *out,
+                                         int32_t out_stride, int32_t out_cols)
+{
+    const int32_t block = 64 * rows * groups;
+    int32_t oc;
+    int j;
+    for (oc = 0; oc < out_c; oc += 4, w += block, rq += 16) {
+        const int32_t n = out_c - oc < 4 ? out_c - oc : 4;
+        int32x4_t sums[4];
+        kiln_neon_rq4 q;
+        int8x16_t b;
+        kiln_neon_tile_rows(w, col, pitch, rows, groups, cols, mode, sums);
+        q = kiln_neon_rq4_load(rq);
+        for (j = 0; j < cols; ++j) {
+            sums[j] = kiln_neon_scale4q(vaddq_s32(sums[j], q.bias), &q, right);
+        }
+        b = cols == 4 ? kiln_neon_pack16(sums[0], sums[1], sums[2], sums[3], s->zp, s->lo, s->hi)
+                      : kiln_neon_pack16(sums[0], sums[0], sums[0], sums[0], s->zp, s->lo, s->hi);
+        if (out_cols == 4 && oc + 4 <= out_c) {  /* the whole tile: four 32-bit stores, no tests */
+            for (j = 0; j < 4; ++j) {
+                kiln_neon_store_lanes4(out + j * out_stride + oc, b, j, 4);
+            }
+        } else {
+            for (j = 0; j < out_cols; ++j) {
+                kiln_neon_store_lanes4(out + j * out_stride + oc, b, j, n);
+            }
+        }
+    }
+}
+
+/* kiln_neon_gemm_run, four columns with their mode and `right` as constants (one copy each:
+ * no tests per block inside the tile loops). */
+KILN_NEON_INLINE void kiln_neon_gemm_rows(const int8_t *w, const int8_t *const col[4], const int32_t pitch[4],
+                                          int cols, int32_t rows, int32_t groups, int32_t out_c, int mode,
+                                          const int32_t *rq, const kiln_neon_stage *s, int8_t *out,
+                                          int32_t out_stride, int32_t out_cols)
+{
+    if (cols != 4 || mode == KILN_NEON_MUL8) {
+        kiln_neon_gemm_run(w, col, pitch, cols, rows, groups, out_c, mode, s->right, rq, s, out, out_stride,
+                           out_cols);
+    } else if (mode == KILN_NEON_MLA_PAIRS && s->right) {
+        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, out_c, KILN_NEON_MLA_PAIRS, 1, rq, s, out, out_stride,
+                           out_cols);
+    } else if (mode == KILN_NEON_MLA_PAIRS) {
+        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, out_c, KILN_NEON_MLA_PAIRS, 0, rq, s, out, out_stride,
+                           out_cols);
+    } else if (s->right) {
+        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, out_c, KILN_NEON_MLA, 1, rq, s, out, out_stride, out_cols);
+    } else {
+        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, out_c, KILN_NEON_MLA, 0, rq, s, out, out_stride, out_cols);
+    }
+}
+
+/* kiln_neon_gemm_rows for whole columns of `groups` groups (or the SDOT tiles, whose stores
+ * write the whole of out_c). */
 KILN_NEON_INLINE void kiln_neon_gemm_cols(const int8_t *w, const int8_t *const col[4], int cols, int32_t groups,
                                           int32_t out_c, int mode, const int32_t *rq, const kiln_neon_stage *s,
                                           int8_t *out, int32_t out_stride, int32_t out_cols)
 {
-    int32_t oc;
-    int j;
 #if defined(__ARM_FEATURE_DOTPROD)
     if (mode == KILN_NEON_SDOT) {
         kiln_neon_gemm_sdot(w, col, cols, groups, out_c, rq, s, out, out_stride, out_cols);
         return;
     }
 #endif
-    for (oc = 0; oc < out_c; oc += 4, w += 64 * groups, rq += 16) {
-        const int32_t n = out_c - oc < 4 ? out_c - oc : 4;
-        const kiln_neon_rq4 q = kiln_neon_rq4_load(rq);
-        int32x4_t sums[4];
-        int8x16_t b;
-        kiln_neon_tile(w, col, groups, cols, mode, sums);
-        for (j = 0; j < cols; ++j) {
-            sums[j] = kiln_neon_scale4q(vaddq_s32(sums[j], q.bias), &q, s->right);
-        }
-        b = cols == 4 ? kiln_neon_pack16(sums[0], sums[1], sums[2], sums[3], s->zp, s->lo, s->hi)
-                      : kiln_neon_pack16(sums[0], sums[0], sums[0], sums[0], s->zp, s->lo, s->hi);
-        for (j = 0; j < out_cols; ++j) {
-            kiln_neon_store_lanes4(out + j * out_stride + oc, b, j, n);
-        }
-    }
+    kiln_neon_gemm_rows(w, col, (const int32_t *)0, cols, 1, groups, out_c, mode, rq, s, out, out_stride, out_cols);
 }
 
 #endif /* KILN_NEON_S8_H */

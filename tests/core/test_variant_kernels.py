@@ -83,7 +83,10 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
                           int8_layer("Conv2D", (1, 5, 5, 16), (6, 1, 1, 16), seed=2, in_zp=-128),
                           int8_layer("Conv2D", (1, 6, 6, 8), (8, 3, 3, 8), seed=9600, pads=(1, 1, 1, 1)),
                           int8_layer("Conv2D", (1, 13, 6, 1), (8, 5, 4, 1), seed=9601, strides=(2, 2),
-                                     pads=(2, 1, 2, 2))],
+                                     pads=(2, 1, 2, 2)),
+                          # window rows of whole 16-byte groups, read in place inside the image
+                          int8_layer("Conv2D", (1, 6, 5, 16), (5, 3, 3, 16), seed=9300, pads=(1, 1, 1, 1)),
+                          int8_layer("Conv2D", (1, 5, 3, 8), (7, 1, 1, 8), seed=9301)],  # window of 8 bytes
     "depthwise_conv2d_s8": lambda: [int8_layer("DepthwiseConv2D", (1, 6, 5, 16), (1, 3, 3, 16), seed=3,
                                                pads=(1, 1, 1, 1)),
                                     int8_layer("DepthwiseConv2D", (1, 5, 4, 3), (1, 3, 3, 6), seed=4,

@@ -50,6 +50,9 @@ CONV = [
     ((1, 4, 19, 3), (8, 3, 3, 3), {"pads": (1, 1, 1, 1), "in_zp": -5}),  # stem rows read as 16 bytes
     ((1, 4, 8, 16), (12, 1, 1, 16), {"gain": 3000.0}),  # left shifts and a block of 4: the tile's sums out
     ((2, 3, 8, 20), (16, 1, 1, 20), {"activation": "relu"}),  # a 16-k group and one quad per run, batch 2
+    # window rows of 48 bytes read in place: two images, stride 2, dilated rows, uneven padding
+    ((2, 9, 7, 16), (10, 3, 3, 16), {"strides": (2, 2), "dilations": (2, 1), "pads": (2, 1, 1, 0), "in_zp": -128}),
+    ((1, 6, 5, 32), (7, 3, 1, 32), {"pads": (1, 0, 1, 0), "gain": 3000.0}),  # rows of two groups, left shifts
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded
@@ -180,7 +183,9 @@ def test_weights_of_minus_128_take_the_single_product_path():
     fc.values["w"].data[0, :8] = -128
     dw = int8_layer("DepthwiseConv2D", (1, 4, 4, 16), (1, 3, 3, 16), seed=3, pads=(1, 1, 1, 1), in_zp=-128)
     dw.values["w"].data[...] = -128
-    g, _, _ = merge([conv, fc, dw])
+    rows = int8_layer("Conv2D", (1, 5, 4, 16), (6, 3, 3, 16), seed=4, pads=(1, 1, 1, 1))  # windows read in place
+    rows.values["w"].data[:, 1] = -128
+    g, _, _ = merge([conv, fc, dw, rows])
     res = build(g, "cortex-a53")
     assert modes(res) == {NEON_MLA}
     assert [c.params["pairs"] for c in res.lowered.calls if c.kernel == "depthwise_conv2d_s8"] == [False]

@@ -1,6 +1,8 @@
 """templates/kernels/neon/conv2d_s8.c.j2 (and neon_dotprod's): four pixels' windows (im2col,
 or the input itself for a 1x1 unpadded layer, read k16 bytes at a time against the weights'
-zero padding) against blocks of four output channels (SDOT: eight), in one register tile."""
+zero padding, and for windows inside the image whose rows are whole groups of 16 bytes, row by
+row in place) against blocks of four output channels (SDOT: eight), in one register tile; the
+NEON kernel is inlined at each call, so that each layer's copy has its shape as constants."""
 
 from __future__ import annotations
 
