@@ -6,9 +6,11 @@ kernel's count divided by it: estimated cycles, as if the whole call ran at its 
 rate (an estimate; prologues, tails and memory stalls are not modelled).
 
 The hot loop of a kernel: among the innermost loops (a label and the backward branch to it
-with no other such loop inside) of the kernel's function and of its non-inlined helpers
-(functions named kiln_<kernel>_...), the one with the most vector instructions. Optional:
-without llvm-mca (LLVM's package) the profile has no estimate.
+with no other such loop inside) of the kernel's function, of its non-inlined helpers
+(functions named kiln_<kernel>_...) and of its calls' stretches of the model's function (kernels
+inlined at each call, one specialised copy per layer: the stretch from the previous call's
+profiling marker to this call's), the one with the most vector instructions. Optional: without
+llvm-mca (LLVM's package) the profile has no estimate.
 """
 
 from __future__ import annotations
@@ -109,25 +111,44 @@ def cycles_per_iteration(body: list[str], cpu: str) -> float | None:
     return int(m.group(1)) / ITERATIONS if proc.returncode == 0 and m else None
 
 
-def kernel_hot_loops(c_file: Path, target: Target, kernels: set[str], work: Path) -> dict[str, HotLoop]:
+def call_stretches(funcs: dict[str, list[str]], marker: str, calls: int) -> list[list[str]] | None:
+    """The lines of the model's function(s) before each call's profiling marker (the marker
+    follows each kernel call, its "memory" clobber keeps the call's code on its side), one
+    stretch per call in order; None when the markers do not match the calls one to one."""
+    stretches: list[list[str]] = []
+    for lines in funcs.values():
+        start = 0
+        for i, line in enumerate(lines):
+            if line.strip() == marker:
+                stretches.append(lines[start:i])
+                start = i + 1
+    return stretches if len(stretches) == calls else None
+
+
+def kernel_hot_loops(c_file: Path, target: Target, calls: list[str], work: Path,
+                     marker_flags: list[str] = (), marker: str = "hint #127") -> dict[str, HotLoop]:
     """kernel -> its hot loop's estimate, from `c_file` compiled to assembly with the target's
-    flags (empty without llvm-mca or a -mcpu)."""
+    flags (empty without llvm-mca or a -mcpu). `calls`: the kernel of each call in order;
+    `marker_flags` make the profiling `marker` follow each call (else inlined kernels go
+    without an estimate)."""
     cpu = core(target)
     if not available() or cpu is None:
         return {}
     asm = work / (c_file.stem + ".s")
-    proc = subprocess.run([target.cc, *target.cflags, "-S", str(c_file), "-o", str(asm)], cwd=work,
-                          capture_output=True, text=True)
+    proc = subprocess.run([target.cc, *target.cflags, *marker_flags, "-S", str(c_file), "-o", str(asm)],
+                          cwd=work, capture_output=True, text=True)
     if proc.returncode != 0:
         return {}
     funcs = functions(asm.read_text())
+    stretches = call_stretches(funcs, marker, len(calls)) or []
     out = {}
-    for kernel in sorted(kernels):
+    for kernel in sorted(set(calls)):
         name = f"kiln_{kernel}"
-        owned = [f for f in funcs if f == name or f.startswith(name + "_") or f.startswith(name + ".")]
+        owned = [(f, funcs[f]) for f in funcs if f == name or f.startswith(name + "_") or f.startswith(name + ".")]
+        owned += [(f"inlined at call {i}", lines) for i, (k, lines) in enumerate(zip(calls, stretches)) if k == kernel]
         best = None
-        for f in owned:
-            body = hottest(innermost_loops(funcs[f]))
+        for f, lines in owned:
+            body = hottest(innermost_loops(lines))
             if body and (best is None or _rank(body) > _rank(best[1])):
                 best = (f, body)
         if best is None:

@@ -128,7 +128,8 @@ def profile_generated_user(files: dict[str, str], name: str, manifest: dict, tar
         qemu_user.host.run_samples(exe, manifest, samples, work, launcher=cmd)
         per_sample = split_marks((work / MARKS_FILE).read_text(), len(groups), len(samples))
         exe_sizes = qemu_user.elf_sizes(qemu_user.tool(target, "size"), [exe], work)
-        loops = hot_loops.kernel_hot_loops(work / f"{name}.c", target, {g["kernel"] for g in groups}, work)
+        loops = hot_loops.kernel_hot_loops(work / f"{name}.c", target, [g["kernel"] for g in groups], work,
+                                           qemu_user.PROFILE_FLAGS)
     return Profile(target=target.name, board=" ".join(qemu_user.launcher(target)), samples=len(samples),
                    calls=call_profiles(groups, target, per_sample),
                    totals=tuple(m[-1] - m[0] for m in per_sample), model_sizes=model_sizes,

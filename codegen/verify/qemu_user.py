@@ -28,6 +28,8 @@ from codegen.verify.toolchain import compile_c
 
 QEMU_USER = "qemu-aarch64"
 CORTEX_A = BOARDS / "cortex_a"
+# kiln_profile.h forced in: a marker instruction after each kernel call (`kiln profile`)
+PROFILE_FLAGS = ["-I", str(CORTEX_A), "-include", "kiln_profile.h"]
 
 
 def missing_tools(target: Target) -> str | None:
@@ -61,7 +63,7 @@ def build_executable(files: dict[str, str], name: str, target: Target, work: Pat
     with the target's compiler, flags and link flags; also the sizes of the model's objects."""
     _check_tools(target)
     harness = host.write_with_harness(files, name, work)
-    flags = list(target.cflags) + (["-I", str(CORTEX_A), "-include", "kiln_profile.h"] if profile else [])
+    flags = list(target.cflags) + (PROFILE_FLAGS if profile else [])
     objs = []
     for src in model_sources(files, name):
         obj = work / (Path(src).stem + ".o")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from codegen.targets import load_target
-from codegen.verify import hot_loops
+from codegen.verify import hot_loops, qemu_user
 from cortex_a_testing import build
 from ops.linear_testing import int8_layer
 
@@ -55,10 +55,31 @@ def test_a_kernel_loop_gets_cycles_per_iteration(cortex_a, target, tmp_path):
     res = build(int8_layer("FullyConnected", (4, 64), (16, 64), seed=1), target)
     for fname, text in res.files.items():
         (tmp_path / fname).write_text(text)
-    loops = hot_loops.kernel_hot_loops(tmp_path / "t.c", load_target(target), {"fully_connected_s8"}, tmp_path)
+    loops = hot_loops.kernel_hot_loops(tmp_path / "t.c", load_target(target), ["fully_connected_s8"], tmp_path)
     loop = loops["fully_connected_s8"]
     assert loop.function.startswith("kiln_fully_connected_s8") and loop.instructions > 8
     assert 0.2 < loop.ipc <= 4.0  # no core here issues more than four instructions per cycle
+
+
+@pytest.mark.skipif(not hot_loops.available(), reason="llvm-mca not installed")
+def test_a_kernel_inlined_at_its_call_gets_its_loop_from_the_call_stretch(cortex_a, tmp_path):
+    """Before: the NEON convolution, inlined at its call, had only its im2col helper's loop."""
+    target = load_target("cortex-a72")
+    res = build(int8_layer("Conv2D", (1, 8, 8, 16), (16, 3, 3, 16), seed=3, pads=(1, 1, 1, 1)), "cortex-a72")
+    for fname, text in res.files.items():
+        (tmp_path / fname).write_text(text)
+    loops = hot_loops.kernel_hot_loops(tmp_path / "t.c", target, ["conv2d_s8"], tmp_path, qemu_user.PROFILE_FLAGS)
+    loop = loops["conv2d_s8"]
+    assert loop.function == "inlined at call 0" and loop.instructions > 8 and 0.2 < loop.ipc <= 4.0
+    # without the markers the call cannot be found in the model's function
+    bare = hot_loops.kernel_hot_loops(tmp_path / "t.c", target, ["conv2d_s8"], tmp_path)
+    assert "conv2d_s8" not in bare or bare["conv2d_s8"].function != "inlined at call 0"
+
+
+def test_call_stretches_split_the_model_function_at_each_marker():
+    funcs = {"m_run": ["\tmov\tx0, 1", "\thint #127", "\tmov\tx0, 2", "\tmov\tx1, 3", "\thint #127"]}
+    assert hot_loops.call_stretches(funcs, "hint #127", 2) == [["\tmov\tx0, 1"], ["\tmov\tx0, 2", "\tmov\tx1, 3"]]
+    assert hot_loops.call_stretches(funcs, "hint #127", 3) is None
 
 
 ASM_LISTING = """\
