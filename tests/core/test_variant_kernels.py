@@ -117,7 +117,16 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
                               int8_max_pool((1, 6, 8, 16), (3, 3), (2, 1), (0, 1, 1, 1), 73, activation="relu6"),
                               # 2x2 windows: a clipped last row and column, then stride 1 over two images
                               int8_max_pool((1, 9, 7, 48), (2, 2), (2, 2), (0, 0, 1, 1), 72, activation="relu"),
-                              int8_max_pool((2, 5, 5, 8), (2, 2), (1, 1), (0, 0, 0, 0), 74)],
+                              int8_max_pool((2, 5, 5, 8), (2, 2), (1, 1), (0, 0, 0, 0), 74),
+                              # DSP: 17 channels (a word overlapping the one before), 1 and 3 (a byte at a
+                              # time), 40; windows sliding past two padded columns, batch 2, clamp or none
+                              int8_max_pool((2, 6, 7, 17), (3, 3), (1, 1), (1, 1, 1, 1), 81),
+                              int8_max_pool((1, 5, 6, 3), (3, 3), (2, 1), (1, 2, 1, 0), 82, activation="relu"),
+                              int8_max_pool((1, 6, 5, 1), (3, 3), (1, 1), (0, 0, 0, 0), 83),
+                              int8_max_pool((1, 8, 9, 40), (2, 2), (2, 2), (0, 0, 0, 1), 84),
+                              int8_max_pool((2, 5, 7, 3), (2, 2), (2, 2), (0, 0, 1, 1), 85, activation="relu6"),
+                              int8_max_pool((1, 5, 5, 17), (2, 2), (1, 1), (0, 0, 0, 0), 86, activation="relu"),
+                              int8_max_pool((1, 7, 7, 4), (3, 3), (2, 2), (0, 0, 1, 1), 87)],
     "concat": lambda: [int8_concat([(1, 4, 5, 8), (1, 4, 5, 13)], 3, 6),
                        # rows of one vector, one and a tail, a tail, two, two and a tail; then axis 0
                        int8_concat([(1, 3, 4, 16), (1, 3, 4, 24), (1, 3, 4, 8), (1, 3, 4, 32), (1, 3, 4, 35)], 3, 75),
