@@ -444,7 +444,7 @@ KILN_DSP_INLINE void kiln_dsp_dw_3x3(const int8_t *x, int32_t ystride, int32_t x
     __asm__ volatile(KILN_DSP_DW_ROW
                      "add    %[x], %[x], %[ys]\n\t" KILN_DSP_DW_ROW
                      "add    %[x], %[x], %[ys]\n\t" KILN_DSP_DW_ROW
-                     : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w),
+                     : [a0] "+&r"(a0), [a1] "+&r"(a1), [a2] "+&r"(a2), [a3] "+&r"(a3), [x] "+&r"(x), [w] "+&r"(w),
                        [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1)
                      : [xs] "r"(xstride), [ys] "r"(ystep)
                      : "memory");

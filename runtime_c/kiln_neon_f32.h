@@ -111,8 +111,8 @@
     "st1 {" r3 "}, [%[out]]\n\t"
 
 #define KILN_F32_OPERANDS                                                                                      \
-    : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [w] "+r"(w), [run] "+r"(run),            \
-      [runs] "+r"(runs), [out] "+r"(out), [quads] "=&r"(quads), [rest] "=&r"(rest)                             \
+    : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [w] "+&r"(w), [run] "+&r"(run),          \
+      [runs] "+&r"(runs), [out] "+&r"(out), [quads] "=&r"(quads), [rest] "=&r"(rest)                             \
     : [run_len] "r"(run_len), [row_bytes] "r"(row_bytes), [lo] "w"(lo), [hi] "w"(hi), [bounded] "r"(bounded)   \
     : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v16", "v17",  \
       "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
@@ -225,7 +225,7 @@ static inline __attribute__((always_inline)) void kiln_neon_f32_tile4(const kiln
     "b.ne 1b\n\t"
 
 #define KILN_F32_ONE_OPERANDS                                                                                  \
-    : [a0] "=&r"(a0), [w] "+r"(w), [run] "+r"(run), [runs] "+r"(runs), [quads] "=&r"(quads), [rest] "=&r"(rest) \
+    : [a0] "=&r"(a0), [w] "+&r"(w), [run] "+&r"(run), [runs] "+&r"(runs), [quads] "=&r"(quads), [rest] "=&r"(rest) \
     : [run_len] "r"(run_len), [out] "r"(out), [lo] "w"(lo), [hi] "w"(hi), [bounded] "r"(bounded)              \
     : "cc", "memory", "v0", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",      \
       "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27"

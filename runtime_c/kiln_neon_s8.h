@@ -83,7 +83,7 @@ KILN_NEON_INLINE void kiln_neon_pairs_mac2x4(int32x4_t a[4], int32x4_t b[4], con
                                              int8x16_t wb)
 {
     int16x8_t t0, t1, t2, t3;
-    KILN_NEON_PAIRS_ASM("sadalp", "+w");
+    KILN_NEON_PAIRS_ASM("sadalp", "+&w");
 }
 
 KILN_NEON_INLINE void kiln_neon_pairs_mul2x4(int32x4_t a[4], int32x4_t b[4], const int8x16_t x[4], int8x16_t wa,

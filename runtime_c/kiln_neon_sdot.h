@@ -169,7 +169,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_tile8(const int8_t **w, const int8_t *cons
         "st1 {v8.4s - v11.4s}, [%[t0]], #64\n\t"
         "st1 {v12.4s - v15.4s}, [%[t0]]\n\t"
         "8:\n\t"
-        : [w] "+r"(wp), [rows] "+r"(rows), [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2), [p3] "=&r"(p3),
+        : [w] "+&r"(wp), [rows] "+&r"(rows), [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2), [p3] "=&r"(p3),
           [p4] "=&r"(p4), [p5] "=&r"(p5), [p6] "=&r"(p6), [p7] "=&r"(p7), [g] "=&r"(g), [t0] "=&r"(t0),
           [t1] "=&r"(t1)
         : [col] "r"(col), [adv] "r"(adv), [groups] "r"(quads / 4), [tail] "r"(quads & 3), [rq] "r"(rq),

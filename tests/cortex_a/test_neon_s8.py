@@ -132,6 +132,17 @@ def test_neon_linear_kernels_equal_the_reference(target, gemm_variant, mode):
     run_and_compare(g, res, target, random_samples(res.manifest["inputs"], 3, seed=5))
 
 
+@pytest.mark.parametrize("target", ["cortex-a55", "cortex-a76"])
+def test_sdot_tile_with_as_many_kernel_rows_as_groups_of_16_k(target):
+    """Before: wrong outputs. Alone in its program, the layer's constants reach the assembly
+    tile: three kernel rows and three 16-k groups per row, which GCC gave one register while
+    the rows' count was a "+r" operand (not early-clobber), so counting the rows down cut the
+    groups of the next row."""
+    g = int8_layer("Conv2D", (1, 6, 5, 16), (5, 3, 3, 16), seed=9300, pads=(1, 1, 1, 1), gain=60.0)
+    res = build(g, target)
+    run_and_compare(g, res, target, random_samples(res.manifest["inputs"], 2, seed=5))
+
+
 def test_neon_add_and_average_pool_equal_the_reference():
     g, _, _ = merge([int8_add(a, b, act, seed=k) for k, (a, b, act) in enumerate(ADD)] +
                     [int8_average_pool(*case, seed=k, activation="relu" if k % 2 else "none")
