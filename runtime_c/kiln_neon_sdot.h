@@ -191,6 +191,59 @@ KILN_NEON_INLINE void kiln_neon_sdot8_tile8(const int8_t **w, const int8_t *cons
     (void)rows;
     *w = wp;
 }
+/* Two pixels of eight channels, x holding each one's two quads (lanes 0-1, 2-3), against the
+ * weights' quads in v16 (quad 0, rows 0-3), v18 (quad 0, rows 4-7), v20, v22 (quad 1): the
+ * first pixel sums into a0, b0 (rows 0-3, 4-7), the second into a1, b1. */
+#define KILN_SDOT_ASM_PIXELS(a0, b0, a1, b1, x)                                                  \
+    KILN_SDOT_ASM_COL(a0, b0, x, "v16", "v18", "0") KILN_SDOT_ASM_COL(a0, b0, x, "v20", "v22", "1")  \
+    KILN_SDOT_ASM_COL(a1, b1, x, "v16", "v18", "2") KILN_SDOT_ASM_COL(a1, b1, x, "v20", "v22", "3")
+/* A pointwise layer of eight input channels (two quads: at stride 1 eight pixels are 64
+ * contiguous bytes, one load) whose channels all shift right, for one block of eight output
+ * channels (weights w: its 64 packed bytes, kept in registers; table rq) over `groups` groups
+ * of eight pixels from `in` on, each pixel's eight bytes stored at out + j * out_stride. The
+ * generic tile spends on such a layer more on its loop, column set-up and broadcast loads
+ * (LD1R per quad and pixel) than on its 32 SDOTs; here a group is 147 instructions: the
+ * accumulators started from the bias, 32 SDOTs, the output stage of kiln_neon_sdot8_tile8. */
+KILN_NEON_INLINE void kiln_neon_sdot8_pointwise8(const int8_t *w, const int8_t *in, int64_t groups,
+                                                 const int32_t *rq, const kiln_neon_stage *s, int8_t *out,
+                                                 int64_t out_stride)
+{
+    __asm__ volatile(
+        "ldr q16, [%[w]]\n\t"
+        "ldr q18, [%[w], #16]\n\t"
+        "ldr q20, [%[w], #32]\n\t"
+        "ldr q22, [%[w], #48]\n\t"
+        "ldr q17, [%[rq], #16]\n\t"
+        "ldr q19, [%[rq], #48]\n\t"
+        "ldr q21, [%[rq], #80]\n\t"
+        "ldr q23, [%[rq], #112]\n\t"
+        "ld1 {v24.16b - v26.16b}, [%[stage]]\n\t"
+        "1:\n\t"
+        "ldr q0, [%[rq]]\n\t"
+        "ldr q1, [%[rq], #64]\n\t"
+        "ld1 {v27.16b - v30.16b}, [%[in]], #64\n\t"
+        "mov v2.16b, v0.16b\n\t" "mov v3.16b, v1.16b\n\t" "mov v4.16b, v0.16b\n\t" "mov v5.16b, v1.16b\n\t"
+        "mov v6.16b, v0.16b\n\t" "mov v7.16b, v1.16b\n\t" "mov v8.16b, v0.16b\n\t" "mov v9.16b, v1.16b\n\t"
+        "mov v10.16b, v0.16b\n\t" "mov v11.16b, v1.16b\n\t" "mov v12.16b, v0.16b\n\t" "mov v13.16b, v1.16b\n\t"
+        "mov v14.16b, v0.16b\n\t" "mov v15.16b, v1.16b\n\t"
+        KILN_SDOT_ASM_PIXELS("v0", "v1", "v2", "v3", "v27") KILN_SDOT_ASM_PIXELS("v4", "v5", "v6", "v7", "v28")
+        KILN_SDOT_ASM_PIXELS("v8", "v9", "v10", "v11", "v29")
+        KILN_SDOT_ASM_PIXELS("v12", "v13", "v14", "v15", "v30")
+        KILN_SDOT_ASM_SCALE("v0", "v1") KILN_SDOT_ASM_SCALE("v2", "v3")
+        KILN_SDOT_ASM_SCALE("v4", "v5") KILN_SDOT_ASM_SCALE("v6", "v7")
+        KILN_SDOT_ASM_SCALE("v8", "v9") KILN_SDOT_ASM_SCALE("v10", "v11")
+        KILN_SDOT_ASM_SCALE("v12", "v13") KILN_SDOT_ASM_SCALE("v14", "v15")
+        KILN_SDOT_ASM_PAIR("v0", "v1", "v2", "v3") KILN_SDOT_ASM_PAIR("v4", "v5", "v6", "v7")
+        KILN_SDOT_ASM_PAIR("v8", "v9", "v10", "v11") KILN_SDOT_ASM_PAIR("v12", "v13", "v14", "v15")
+        "subs %[groups], %[groups], #1\n\t"
+        "b.ne 1b\n\t"
+        : [in] "+r"(in), [t0] "+r"(out), [groups] "+r"(groups)
+        : [w] "r"(w), [rq] "r"(rq), [stage] "r"(s), [stride] "r"(out_stride)
+        : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
+          "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
+          "v29", "v30");
+}
+#undef KILN_SDOT_ASM_PIXELS
 #undef KILN_SDOT_ASM_STEP
 #undef KILN_SDOT_ASM_PAIR
 #undef KILN_SDOT_ASM_SCALE

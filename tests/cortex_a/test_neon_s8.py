@@ -50,6 +50,11 @@ CONV = [
     ((1, 4, 19, 3), (8, 3, 3, 3), {"pads": (1, 1, 1, 1), "in_zp": -5}),  # stem rows read as 16 bytes
     ((1, 4, 8, 16), (12, 1, 1, 16), {"gain": 3000.0}),  # left shifts and a block of 4: the tile's sums out
     ((2, 3, 8, 20), (16, 1, 1, 20), {"activation": "relu"}),  # a 16-k group and one quad per run, batch 2
+    # SDOT: stride-1 pointwise of 8 channels, all shifting right: groups of 8 pixels in one
+    # call per 8-channel block, then the last pixels (25: 3 groups and 1; 18 per image in batch 2)
+    ((1, 5, 5, 8), (16, 1, 1, 8), {"in_zp": -128}),
+    ((2, 3, 6, 8), (8, 1, 1, 8), {"activation": "relu6", "out_zp": 20}),
+    ((1, 2, 4, 8), (8, 1, 1, 8), {"gain": 3000.0}),  # left shifts: the generic tile
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded
