@@ -243,6 +243,95 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise8(const int8_t *w, const int8_t *
           "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
           "v29", "v30");
 }
+/* kiln_neon_scale4q without `right` on one column's two accumulators (table as
+ * KILN_SDOT_ASM_SCALE, left shifts v18, v22): shift left, multiply, then the rounding fix-up
+ * only in the channels that shift right (their minus shift's sign bit), v27 and v28 spare. */
+#define KILN_SDOT_ASM_SCALE_LEFT(a, b)                                                        \
+    "sshl " a ".4s, " a ".4s, v18.4s\n\t"                                                   \
+    "sshl " b ".4s, " b ".4s, v22.4s\n\t"                                                   \
+    "sqrdmulh " a ".4s, " a ".4s, v17.4s\n\t"                                               \
+    "sqrdmulh " b ".4s, " b ".4s, v21.4s\n\t"                                               \
+    "and v27.16b, " a ".16b, v19.16b\n\t"                                                   \
+    "and v28.16b, " b ".16b, v23.16b\n\t"                                                   \
+    "sshr v27.4s, v27.4s, #31\n\t"                                                          \
+    "sshr v28.4s, v28.4s, #31\n\t"                                                          \
+    "sqadd " a ".4s, " a ".4s, v27.4s\n\t"                                                  \
+    "sqadd " b ".4s, " b ".4s, v28.4s\n\t"                                                  \
+    "srshl " a ".4s, " a ".4s, v19.4s\n\t"                                                  \
+    "srshl " b ".4s, " b ".4s, v23.4s\n\t"
+/* kiln_neon_sdot8_pointwise8 for a stride-1 pointwise layer of in_c channels, a multiple of
+ * 16, and any shifts: per group of eight pixels (one load of each pixel's 16 bytes per group
+ * of sixteen k, at offsets 0, in_c .. 7 in_c from one cursor; no column set-up), the
+ * accumulators from the bias, the k loop of kiln_neon_sdot8_tile8, then its output stage with
+ * `right`, else with the left shifts of kiln_neon_scale4q (table: bias, multiplier, left
+ * shift, minus right shift per four rows, read into v16-v19, v20-v23). */
+KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *in, int64_t in_c, int64_t groups,
+                                                const int32_t *rq, const kiln_neon_stage *s, int64_t right,
+                                                int8_t *out, int64_t out_stride)
+{
+    const int8_t *wp;
+    int64_t g, t1;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldr q0, [%[rq]]\n\t"
+        "ldr q1, [%[rq], #64]\n\t"
+        "mov v2.16b, v0.16b\n\t" "mov v3.16b, v1.16b\n\t" "mov v4.16b, v0.16b\n\t" "mov v5.16b, v1.16b\n\t"
+        "mov v6.16b, v0.16b\n\t" "mov v7.16b, v1.16b\n\t" "mov v8.16b, v0.16b\n\t" "mov v9.16b, v1.16b\n\t"
+        "mov v10.16b, v0.16b\n\t" "mov v11.16b, v1.16b\n\t" "mov v12.16b, v0.16b\n\t" "mov v13.16b, v1.16b\n\t"
+        "mov v14.16b, v0.16b\n\t" "mov v15.16b, v1.16b\n\t"
+        "mov %[wp], %[w]\n\t"
+        "mov %[g], %[k16]\n\t"
+        "2:\n\t"
+        "ld1 {v16.16b - v19.16b}, [%[wp]], #64\n\t"
+        "ldr q24, [%[in]]\n\t"
+        "ldr q25, [%[in], %[o1]]\n\t"
+        "ldr q26, [%[in], %[o2]]\n\t"
+        "ldr q27, [%[in], %[o3]]\n\t"
+        "ldr q28, [%[in], %[o4]]\n\t"
+        "ldr q29, [%[in], %[o5]]\n\t"
+        "ldr q30, [%[in], %[o6]]\n\t"
+        "ldr q31, [%[in], %[o7]]\n\t"
+        "add %[in], %[in], #16\n\t"
+        KILN_SDOT_ASM_LANE("v16", "v17", "0")
+        "ld1 {v20.16b - v23.16b}, [%[wp]], #64\n\t"
+        KILN_SDOT_ASM_LANE("v18", "v19", "1")
+        KILN_SDOT_ASM_LANE("v20", "v21", "2")
+        "subs %[g], %[g], #1\n\t"
+        KILN_SDOT_ASM_LANE("v22", "v23", "3")
+        "b.ne 2b\n\t"
+        "add %[in], %[in], %[o7]\n\t"
+        "add %[t1], %[rq], #64\n\t"
+        "ld1 {v16.4s - v19.4s}, [%[rq]]\n\t"
+        "ld1 {v20.4s - v23.4s}, [%[t1]]\n\t"
+        "ld1 {v24.16b - v26.16b}, [%[stage]]\n\t"
+        "cbz %[right], 3f\n\t"
+        KILN_SDOT_ASM_SCALE("v0", "v1") KILN_SDOT_ASM_SCALE("v2", "v3")
+        KILN_SDOT_ASM_SCALE("v4", "v5") KILN_SDOT_ASM_SCALE("v6", "v7")
+        KILN_SDOT_ASM_SCALE("v8", "v9") KILN_SDOT_ASM_SCALE("v10", "v11")
+        KILN_SDOT_ASM_SCALE("v12", "v13") KILN_SDOT_ASM_SCALE("v14", "v15")
+        "b 4f\n\t"
+        "3:\n\t"
+        KILN_SDOT_ASM_SCALE_LEFT("v0", "v1") KILN_SDOT_ASM_SCALE_LEFT("v2", "v3")
+        KILN_SDOT_ASM_SCALE_LEFT("v4", "v5") KILN_SDOT_ASM_SCALE_LEFT("v6", "v7")
+        KILN_SDOT_ASM_SCALE_LEFT("v8", "v9") KILN_SDOT_ASM_SCALE_LEFT("v10", "v11")
+        KILN_SDOT_ASM_SCALE_LEFT("v12", "v13") KILN_SDOT_ASM_SCALE_LEFT("v14", "v15")
+        "4:\n\t"
+        KILN_SDOT_ASM_PAIR("v0", "v1", "v2", "v3") KILN_SDOT_ASM_PAIR("v4", "v5", "v6", "v7")
+        KILN_SDOT_ASM_PAIR("v8", "v9", "v10", "v11") KILN_SDOT_ASM_PAIR("v12", "v13", "v14", "v15")
+        "subs %[groups], %[groups], #1\n\t"
+        "b.ne 1b\n\t"
+        : [in] "+r"(in), [t0] "+r"(out), [groups] "+r"(groups), [wp] "=&r"(wp), [g] "=&r"(g), [t1] "=&r"(t1)
+        : [w] "r"(w), [k16] "r"(in_c / 16), [o1] "r"(in_c), [o2] "r"(2 * in_c), [o3] "r"(3 * in_c),
+          [o4] "r"(4 * in_c), [o5] "r"(5 * in_c), [o6] "r"(6 * in_c), [o7] "r"(7 * in_c), [rq] "r"(rq),
+          [stage] "r"(s), [right] "r"(right), [stride] "r"(out_stride)
+        : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
+          "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
+          "v29", "v30", "v31");
+    (void)wp; /* stepped by the loop, not read after it */
+    (void)g;
+    (void)t1;
+}
+#undef KILN_SDOT_ASM_SCALE_LEFT
 #undef KILN_SDOT_ASM_PIXELS
 #undef KILN_SDOT_ASM_STEP
 #undef KILN_SDOT_ASM_PAIR

@@ -55,6 +55,10 @@ CONV = [
     ((1, 5, 5, 8), (16, 1, 1, 8), {"in_zp": -128}),
     ((2, 3, 6, 8), (8, 1, 1, 8), {"activation": "relu6", "out_zp": 20}),
     ((1, 2, 4, 8), (8, 1, 1, 8), {"gain": 3000.0}),  # left shifts: the generic tile
+    # SDOT: stride-1 pointwise of 16k channels, the same per block with any shifts
+    ((1, 5, 5, 32), (16, 1, 1, 32), {"activation": "relu"}),  # two k groups, 3 pixel groups and 1
+    ((2, 3, 6, 16), (8, 1, 1, 16), {"gain": 400.0, "out_zp": -60}),  # left, no and right shifts, batch 2
+    ((1, 3, 3, 48), (24, 1, 1, 48), {"gain": 200.0, "in_zp": 90}),  # 3 k groups, 9 pixels
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded
