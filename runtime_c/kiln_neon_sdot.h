@@ -243,6 +243,21 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise8(const int8_t *w, const int8_t *
           "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
           "v29", "v30");
 }
+/* kiln_neon_sdot8_pointwise8 for every block of eight output channels (out_c of them).
+ * Out of line (inlined, it keeps GCC from cloning the convolution per layer) and not named
+ * after the kernel: its loop, the one with the most vector instructions, would otherwise be
+ * the hot loop of the profile's cycle estimate in every model, run or not. */
+static __attribute__((noinline)) void kiln_neon_sdot8_pointwise8_blocks(const int8_t *w, const int8_t *in,
+                                                                        int32_t groups, int32_t out_c,
+                                                                        const int32_t *rq, const kiln_neon_stage *s,
+                                                                        int8_t *out)
+{
+    int32_t oc;
+    for (oc = 0; oc < out_c; oc += 8) {
+        kiln_neon_sdot8_pointwise8(w + 8 * oc, in, groups, rq + 4 * oc, s, out + oc, out_c);
+    }
+}
+
 /* kiln_neon_scale4q without `right` on one column's two accumulators (table as
  * KILN_SDOT_ASM_SCALE, left shifts v18, v22): shift left, multiply, then the rounding fix-up
  * only in the channels that shift right (their minus shift's sign bit), v27 and v28 spare. */
