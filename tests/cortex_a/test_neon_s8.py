@@ -48,6 +48,9 @@ CONV = [
     # pixels; 8-channel rows of 24 bytes padded to 32 in place; 100 pixels: a tile of 4 last
     ((1, 5, 20, 8), (16, 3, 3, 8), {"pads": (1, 1, 1, 1)}),
     ((1, 4, 19, 3), (8, 3, 3, 3), {"pads": (1, 1, 1, 1), "in_zp": -5}),  # stem rows read as 16 bytes
+    # SDOT: a stride-2 stem whose rows' last windows read their padded rows into the next image
+    # row in place, except where that is the last image row (copied)
+    ((1, 7, 13, 3), (8, 3, 3, 3), {"strides": (2, 2), "pads": (0, 0, 1, 1), "in_zp": 31}),
     ((1, 4, 8, 16), (12, 1, 1, 16), {"gain": 3000.0}),  # left shifts and a block of 4: the tile's sums out
     ((2, 3, 8, 20), (16, 1, 1, 20), {"activation": "relu"}),  # a 16-k group and one quad per run, batch 2
     # SDOT: stride-1 pointwise of 8 channels, all shifting right: groups of 8 pixels in one
