@@ -62,6 +62,9 @@ CONV = [
     ((1, 5, 5, 32), (16, 1, 1, 32), {"activation": "relu"}),  # two k groups, 3 pixel groups and 1
     ((2, 3, 6, 16), (8, 1, 1, 16), {"gain": 400.0, "out_zp": -60}),  # left, no and right shifts, batch 2
     ((1, 3, 3, 48), (24, 1, 1, 48), {"gain": 200.0, "in_zp": 90}),  # 3 k groups, 9 pixels
+    # SDOT: strided pointwise, output rows of whole groups of 8 pixels: one run per row
+    ((1, 6, 16, 16), (8, 1, 1, 16), {"strides": (2, 2)}),
+    ((2, 3, 31, 32), (16, 1, 1, 32), {"strides": (2, 2), "gain": 400.0, "out_zp": 5}),
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded
