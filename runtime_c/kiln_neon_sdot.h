@@ -7,6 +7,9 @@
  * image), then the output stage of kiln_neon_s8.h fused per pair of pixels. Tiles of eight
  * pixels run in assembly (kiln_neon_sdot8_tile8, which also stores the output when no
  * channel shifts left), the last few pixels of a layer in intrinsics.
+ * Pointwise layers' groups of eight pixels run in assembly loops over a whole run of pixels
+ * per block of eight channels, output stage included (kiln_neon_sdot8_pointwise8 for eight
+ * input channels, kiln_neon_sdot8_pointwise for 16k, left shifts too).
  *
  * Weights: repack.sdot_gemm_blocks(rows, 4) (per block of eight rows and quad of k, the four
  * bytes of each row in turn; K zero-padded to a multiple of 4, rows to a multiple of 8).
