@@ -279,24 +279,30 @@ static __attribute__((noinline)) void kiln_neon_sdot8_pointwise8_blocks(const in
     "srshl " b ".4s, " b ".4s, v23.4s\n\t"
 /* kiln_neon_sdot8_pointwise8 for a pointwise layer of in_c channels, a multiple of 16, and
  * any shifts, its pixels `pitch` bytes apart (in_c times the stride; offsets: pitch .. 7
- * pitch, then 8 pitch - in_c, loaded here: kept in registers across calls, they cost GCC
- * more): per group of eight pixels (one load of each pixel's 16 bytes per group of sixteen k,
+ * pitch, then 8 pitch - in_c), for `blocks` blocks of eight output channels in turn (w, rq
+ * and out stepped per block): per group of eight pixels (one load of each pixel's 16 bytes per group of sixteen k,
  * at offsets 0, pitch .. 7 pitch from one cursor; no column set-up), the
  * accumulators from the bias, the k loop of kiln_neon_sdot8_tile8, then its output stage with
  * `right`, else with the left shifts of kiln_neon_scale4q (table: bias, multiplier, left
  * shift, minus right shift per four rows, read into v16-v19, v20-v23). */
 KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *in, int64_t in_c,
-                                                const int64_t offsets[8], int64_t groups,
+                                                const int64_t offsets[8], int64_t groups, int64_t blocks,
                                                 const int32_t *rq, const kiln_neon_stage *s, int64_t right,
                                                 int8_t *out, int64_t out_stride)
 {
     const int8_t *wp;
-    int64_t g, t1, o1, o2, o3, o4, o5, o6, o7, next;
+    const int8_t *cursor;
+    int8_t *t0;
+    int64_t g, n, t1, o1, o2, o3, o4, o5, o6, o7, next;
     __asm__ volatile(
         "ldp %[o1], %[o2], [%[off]]\n\t"
         "ldp %[o3], %[o4], [%[off], #16]\n\t"
         "ldp %[o5], %[o6], [%[off], #32]\n\t"
         "ldp %[o7], %[next], [%[off], #48]\n\t"
+        "0:\n\t"
+        "mov %[in], %[first]\n\t"
+        "mov %[t0], %[out]\n\t"
+        "mov %[n], %[groups]\n\t"
         "1:\n\t"
         "ldr q0, [%[rq]]\n\t"
         "ldr q1, [%[rq], #64]\n\t"
@@ -343,17 +349,26 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
         "4:\n\t"
         KILN_SDOT_ASM_PAIR("v0", "v1", "v2", "v3") KILN_SDOT_ASM_PAIR("v4", "v5", "v6", "v7")
         KILN_SDOT_ASM_PAIR("v8", "v9", "v10", "v11") KILN_SDOT_ASM_PAIR("v12", "v13", "v14", "v15")
-        "subs %[groups], %[groups], #1\n\t"
+        "subs %[n], %[n], #1\n\t"
         "b.ne 1b\n\t"
-        : [in] "+r"(in), [t0] "+r"(out), [groups] "+r"(groups), [wp] "=&r"(wp), [g] "=&r"(g), [t1] "=&r"(t1),
+        "mov %[w], %[wp]\n\t"
+        "add %[rq], %[rq], #128\n\t"
+        "add %[out], %[out], #8\n\t"
+        "subs %[blocks], %[blocks], #1\n\t"
+        "b.ne 0b\n\t"
+        : [in] "=&r"(cursor), [t0] "=&r"(t0), [n] "=&r"(n), [out] "+r"(out), [w] "+r"(w), [rq] "+r"(rq),
+          [blocks] "+r"(blocks), [wp] "=&r"(wp), [g] "=&r"(g), [t1] "=&r"(t1),
           [o1] "=&r"(o1), [o2] "=&r"(o2), [o3] "=&r"(o3), [o4] "=&r"(o4), [o5] "=&r"(o5), [o6] "=&r"(o6),
           [o7] "=&r"(o7), [next] "=&r"(next)
-        : [w] "r"(w), [k16] "r"(in_c / 16), [off] "r"(offsets), [rq] "r"(rq),
+        : [first] "r"(in), [groups] "r"(groups), [k16] "r"(in_c / 16), [off] "r"(offsets),
           [stage] "r"(s), [right] "r"(right), [stride] "r"(out_stride)
         : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
           "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
           "v29", "v30", "v31");
-    (void)wp; /* stepped by the loop, not read after it */
+    (void)cursor; /* stepped by the loop, not read after it */
+    (void)t0;
+    (void)n;
+    (void)wp;
     (void)g;
     (void)t1;
     (void)o1; /* loaded from offsets, not results */
