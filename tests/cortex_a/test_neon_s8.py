@@ -48,11 +48,26 @@ CONV = [
     # pixels; 8-channel rows of 24 bytes padded to 32 in place; 100 pixels: a tile of 4 last
     ((1, 5, 20, 8), (16, 3, 3, 8), {"pads": (1, 1, 1, 1)}),
     ((1, 4, 19, 3), (8, 3, 3, 3), {"pads": (1, 1, 1, 1), "in_zp": -5}),  # stem rows read as 16 bytes
+    # SDOT: a stride-2 stem whose rows' last windows read their padded rows into the next image
+    # row in place, except where that is the last image row (copied)
+    ((1, 7, 13, 3), (8, 3, 3, 3), {"strides": (2, 2), "pads": (0, 0, 1, 1), "in_zp": 31}),
     ((1, 4, 8, 16), (12, 1, 1, 16), {"gain": 3000.0}),  # left shifts and a block of 4: the tile's sums out
     ((2, 3, 8, 20), (16, 1, 1, 20), {"activation": "relu"}),  # a 16-k group and one quad per run, batch 2
     # window rows of 48 bytes read in place: two images, stride 2, dilated rows, uneven padding
     ((2, 9, 7, 16), (10, 3, 3, 16), {"strides": (2, 2), "dilations": (2, 1), "pads": (2, 1, 1, 0), "in_zp": -128}),
     ((1, 6, 5, 32), (7, 3, 1, 32), {"pads": (1, 0, 1, 0), "gain": 3000.0}),  # rows of two groups, left shifts
+    # SDOT: stride-1 pointwise of 8 channels, all shifting right: groups of 8 pixels in one
+    # call per 8-channel block, then the last pixels (25: 3 groups and 1; 18 per image in batch 2)
+    ((1, 5, 5, 8), (16, 1, 1, 8), {"in_zp": -128}),
+    ((2, 3, 6, 8), (8, 1, 1, 8), {"activation": "relu6", "out_zp": 20}),
+    ((1, 2, 4, 8), (8, 1, 1, 8), {"gain": 3000.0}),  # left shifts: the generic tile
+    # SDOT: stride-1 pointwise of 16k channels, the same per block with any shifts
+    ((1, 5, 5, 32), (16, 1, 1, 32), {"activation": "relu"}),  # two k groups, 3 pixel groups and 1
+    ((2, 3, 6, 16), (8, 1, 1, 16), {"gain": 400.0, "out_zp": -60}),  # left, no and right shifts, batch 2
+    ((1, 3, 3, 48), (24, 1, 1, 48), {"gain": 200.0, "in_zp": 90}),  # 3 k groups, 9 pixels
+    # SDOT: strided pointwise, output rows of whole groups of 8 pixels: one run per row
+    ((1, 6, 16, 16), (8, 1, 1, 16), {"strides": (2, 2)}),
+    ((2, 3, 31, 32), (16, 1, 1, 32), {"strides": (2, 2), "gain": 400.0, "out_zp": 5}),
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded

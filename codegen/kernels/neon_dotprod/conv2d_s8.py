@@ -4,7 +4,8 @@ eight output channels by eight pixels per register tile, the window in quads of 
 whose channels are a multiple of 4; windows inside the image, each kernel row of the weights
 zero-padded to whole quads, or to 16 bytes (window_rows), so that the few bytes read past a
 window row meet zero weights);
-scratch: eight im2col columns of k4 bytes for the others."""
+scratch: eight im2col columns of k4 bytes for the others. Pointwise layers of 8 or 16k
+channels run their whole groups of eight pixels in the header's pointwise assembly loops."""
 
 from __future__ import annotations
 
