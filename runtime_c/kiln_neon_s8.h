@@ -635,9 +635,11 @@ KILN_NEON_INLINE void kiln_neon_gemm_rows(const int8_t *w, const int8_t *const c
         kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, half, out_c, KILN_NEON_MLA_PAIRS, 0, rq, s, out, out_stride,
                            out_cols);
     } else if (s->right) {
-        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, half, out_c, KILN_NEON_MLA, 1, rq, s, out, out_stride, out_cols);
+        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, half, out_c, KILN_NEON_MLA, 1, rq, s, out, out_stride,
+                           out_cols);
     } else {
-        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, half, out_c, KILN_NEON_MLA, 0, rq, s, out, out_stride, out_cols);
+        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, half, out_c, KILN_NEON_MLA, 0, rq, s, out, out_stride,
+                           out_cols);
     }
 }
 
