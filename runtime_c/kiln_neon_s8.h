@@ -283,12 +283,17 @@ KILN_NEON_INLINE int32x4_t kiln_neon_scale4(int32x4_t acc, const int32_t *t, int
  * narrowed with saturation to int16 before adding zp (saturating) and to int8 before the
  * clamp. Every saturation is monotone and [lo, hi] lies inside int8, so the result is
  * TFLM's clamp(x + zp) lane by lane, in 7 instructions for 16 lanes instead of 4 per 4. */
-KILN_NEON_INLINE int8x16_t kiln_neon_pack16(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d, int16x8_t zp,
-                                            int8x16_t lo, int8x16_t hi)
+KILN_NEON_INLINE int8x16_t kiln_neon_narrow16_zp(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d, int16x8_t zp)
 {
     const int16x8_t ab = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a), b), zp);
     const int16x8_t cd = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(c), d), zp);
-    return vminq_s8(vmaxq_s8(vqmovn_high_s16(vqmovn_s16(ab), cd), lo), hi);
+    return vqmovn_high_s16(vqmovn_s16(ab), cd);
+}
+
+KILN_NEON_INLINE int8x16_t kiln_neon_pack16(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d, int16x8_t zp,
+                                            int8x16_t lo, int8x16_t hi)
+{
+    return vminq_s8(vmaxq_s8(kiln_neon_narrow16_zp(a, b, c, d, zp), lo), hi);
 }
 
 /* kiln_neon_pack16 for eight lanes. */
@@ -303,6 +308,7 @@ typedef struct {
     int16x8_t zp;
     int8x16_t lo, hi;
     int right;
+    int clamp_lo, clamp_hi;  /* the clamp bites (is not int8's own range, which narrowing saturates to) */
 } kiln_neon_stage;
 
 KILN_NEON_INLINE kiln_neon_stage kiln_neon_stage_of(int32_t zp, int32_t lo, int32_t hi, int32_t right)
@@ -312,7 +318,24 @@ KILN_NEON_INLINE kiln_neon_stage kiln_neon_stage_of(int32_t zp, int32_t lo, int3
     s.lo = vdupq_n_s8((int8_t)lo);
     s.hi = vdupq_n_s8((int8_t)hi);
     s.right = right != 0;
+    s.clamp_lo = lo > INT8_MIN;
+    s.clamp_hi = hi < INT8_MAX;
     return s;
+}
+
+/* kiln_neon_pack16 through the stage s, leaving out the halves of the clamp that do nothing
+ * (a ReLU whose output zero point is -128 clamps at -128: every such layer of ResNet). */
+KILN_NEON_INLINE int8x16_t kiln_neon_stage16(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d,
+                                             const kiln_neon_stage *s)
+{
+    int8x16_t x = kiln_neon_narrow16_zp(a, b, c, d, s->zp);
+    if (s->clamp_lo) {
+        x = vmaxq_s8(x, s->lo);
+    }
+    if (s->clamp_hi) {
+        x = vminq_s8(x, s->hi);
+    }
+    return x;
 }
 
 /* Sixteen channels' sums (bias not yet added) through the whole output stage, their tables
@@ -604,8 +627,8 @@ KILN_NEON_INLINE void kiln_neon_gemm_run(const int8_t *w, const int8_t *const co
         for (j = 0; j < cols; ++j) {
             sums[j] = kiln_neon_scale4q(vaddq_s32(sums[j], q.bias), &q, right);
         }
-        b = cols == 4 ? kiln_neon_pack16(sums[0], sums[1], sums[2], sums[3], s->zp, s->lo, s->hi)
-                      : kiln_neon_pack16(sums[0], sums[0], sums[0], sums[0], s->zp, s->lo, s->hi);
+        b = cols == 4 ? kiln_neon_stage16(sums[0], sums[1], sums[2], sums[3], s)
+                      : kiln_neon_stage16(sums[0], sums[0], sums[0], sums[0], s);
         if (out_cols == 4 && oc + 4 <= out_c) {  /* the whole tile: four 32-bit stores, no tests */
             for (j = 0; j < 4; ++j) {
                 kiln_neon_store_lanes4(out + j * out_stride + oc, b, j, 4);
