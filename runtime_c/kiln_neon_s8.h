@@ -72,8 +72,18 @@ KILN_NEON_INLINE int32x4_t kiln_neon_mul16(int8x16_t x, int8x16_t w, int mode)
     op " %[" a "1].4s, %[t1].8h\n\t"                                                                 \
     op " %[" a "2].4s, %[t2].8h\n\t"                                                                 \
     op " %[" a "3].4s, %[t3].8h\n\t"
-#define KILN_NEON_PAIRS_ASM(op, c)                                                                    \
-    __asm__(KILN_NEON_PAIRS_ROW("a", "wa", op) KILN_NEON_PAIRS_ROW("b", "wb", op)                     \
+/* The same for an 8-byte group (kiln_neon_tile_run's `half`): SMULL of the low halves only. */
+#define KILN_NEON_HALF_ROW(a, w, op)                                                                  \
+    "smull  %[t0].8h, %[x0].8b, %[" w "].8b\n\t"                                                    \
+    "smull  %[t1].8h, %[x1].8b, %[" w "].8b\n\t"                                                    \
+    "smull  %[t2].8h, %[x2].8b, %[" w "].8b\n\t"                                                    \
+    "smull  %[t3].8h, %[x3].8b, %[" w "].8b\n\t"                                                    \
+    op " %[" a "0].4s, %[t0].8h\n\t"                                                                 \
+    op " %[" a "1].4s, %[t1].8h\n\t"                                                                 \
+    op " %[" a "2].4s, %[t2].8h\n\t"                                                                 \
+    op " %[" a "3].4s, %[t3].8h\n\t"
+#define KILN_NEON_TILE_ASM(row, op, c)                                                                \
+    __asm__(row("a", "wa", op) row("b", "wb", op)                                                     \
             : [a0] c(a[0]), [a1] c(a[1]), [a2] c(a[2]), [a3] c(a[3]),                               \
               [b0] c(b[0]), [b1] c(b[1]), [b2] c(b[2]), [b3] c(b[3]),                               \
               [t0] "=&w"(t0), [t1] "=&w"(t1), [t2] "=&w"(t2), [t3] "=&w"(t3)                         \
@@ -83,17 +93,26 @@ KILN_NEON_INLINE void kiln_neon_pairs_mac2x4(int32x4_t a[4], int32x4_t b[4], con
                                              int8x16_t wb)
 {
     int16x8_t t0, t1, t2, t3;
-    KILN_NEON_PAIRS_ASM("sadalp", "+&w");
+    KILN_NEON_TILE_ASM(KILN_NEON_PAIRS_ROW, "sadalp", "+&w");
 }
 
 KILN_NEON_INLINE void kiln_neon_pairs_mul2x4(int32x4_t a[4], int32x4_t b[4], const int8x16_t x[4], int8x16_t wa,
                                              int8x16_t wb)
 {
     int16x8_t t0, t1, t2, t3;
-    KILN_NEON_PAIRS_ASM("saddlp", "=&w");
+    KILN_NEON_TILE_ASM(KILN_NEON_PAIRS_ROW, "saddlp", "=&w");
+}
+
+/* The products of the low 8 bytes of x[j] and wa (wb), one per int16 lane (any weights). */
+KILN_NEON_INLINE void kiln_neon_half_mac2x4(int32x4_t a[4], int32x4_t b[4], const int8x16_t x[4], int8x16_t wa,
+                                            int8x16_t wb)
+{
+    int16x8_t t0, t1, t2, t3;
+    KILN_NEON_TILE_ASM(KILN_NEON_HALF_ROW, "sadalp", "+&w");
 }
 #undef KILN_NEON_PAIRS_ROW
-#undef KILN_NEON_PAIRS_ASM
+#undef KILN_NEON_HALF_ROW
+#undef KILN_NEON_TILE_ASM
 
 /* The four lanes of each of a, b, c, d summed: (sum a, sum b, sum c, sum d). */
 KILN_NEON_INLINE int32x4_t kiln_neon_sum4(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d)
@@ -106,9 +125,14 @@ KILN_NEON_INLINE int32x4_t kiln_neon_sum4(int32x4_t a, int32x4_t b, int32x4_t c,
  * columns are zero-padded to 16k bytes), over `rows` segments of `groups` groups of 16: the
  * segment s of column j starts at col[j] + s * pitch[j] (a window read in place, one kernel
  * row per segment; pitch is not read when rows is 1). sums[j] holds the four row sums of
- * column j. 16 accumulators, four columns and a row vector stay in registers. */
+ * column j. 16 accumulators, four columns and a row vector stay in registers. With `half`
+ * (one segment of at least two groups, whose last holds at most 8 bytes of the window: a
+ * pointwise layer of 40 channels) the last group is 8 bytes long: one SMULL per row and column
+ * instead of SMULL + SMLAL2, the weights' zero padding past it left out (exact for any weights:
+ * one product per int16 lane). */
 KILN_NEON_INLINE void kiln_neon_tile_run(const int8_t *w, const int8_t *const col[4], const int32_t pitch[4],
-                                         int32_t rows, int32_t groups, int cols, int mode, int32x4_t sums[4])
+                                         int32_t rows, int32_t groups, int half, int cols, int mode,
+                                         int32x4_t sums[4])
 {
     int32x4_t acc[4][4];
     int8x16_t x[4];
@@ -131,6 +155,7 @@ KILN_NEON_INLINE void kiln_neon_tile_run(const int8_t *w, const int8_t *const co
         }
         return;
     }
+    groups -= half;
     for (j = 0; j < cols; ++j) {  /* the first group starts the sums (groups >= 1) */
         src[j] = col[j];
         x[j] = vld1q_s8(src[j]);
@@ -170,6 +195,18 @@ KILN_NEON_INLINE void kiln_neon_tile_run(const int8_t *w, const int8_t *const co
             }
         }
     }
+    if (half && cols == 4) {  /* rows is 1: src[j] is col[j]; all 16 bytes of a group are readable */
+        for (j = 0; j < 4; ++j) {
+            x[j] = vld1q_s8(src[j] + 16 * groups);
+        }
+        kiln_neon_half_mac2x4(acc[0], acc[1], x, vld1q_s8(w), vld1q_s8(w + 16));
+        kiln_neon_half_mac2x4(acc[2], acc[3], x, vld1q_s8(w + 32), vld1q_s8(w + 48));
+    } else if (half) {
+        const int8x8_t h = vld1_s8(src[0] + 16 * groups);
+        for (r = 0; r < 4; ++r) {
+            acc[r][0] = vpadalq_s16(acc[r][0], vmull_s8(h, vld1_s8(w + 16 * r)));
+        }
+    }
     for (j = 0; j < cols; ++j) {
         sums[j] = kiln_neon_sum4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]);
     }
@@ -178,20 +215,21 @@ KILN_NEON_INLINE void kiln_neon_tile_run(const int8_t *w, const int8_t *const co
 /* kiln_neon_tile_run over segments, with `cols` and `mode` as constants, one specialised
  * loop each. */
 KILN_NEON_INLINE void kiln_neon_tile_rows(const int8_t *w, const int8_t *const col[4], const int32_t pitch[4],
-                                          int32_t rows, int32_t groups, int cols, int mode, int32x4_t sums[4])
+                                          int32_t rows, int32_t groups, int half, int cols, int mode,
+                                          int32x4_t sums[4])
 {
     if (mode == KILN_NEON_MUL8) {
-        kiln_neon_tile_run(w, col, pitch, rows, groups, cols, KILN_NEON_MUL8, sums);
+        kiln_neon_tile_run(w, col, pitch, rows, groups, 0, cols, KILN_NEON_MUL8, sums);
     } else if (cols == 4) {
         if (mode == KILN_NEON_MLA_PAIRS) {
-            kiln_neon_tile_run(w, col, pitch, rows, groups, 4, KILN_NEON_MLA_PAIRS, sums);
+            kiln_neon_tile_run(w, col, pitch, rows, groups, half, 4, KILN_NEON_MLA_PAIRS, sums);
         } else {
-            kiln_neon_tile_run(w, col, pitch, rows, groups, 4, KILN_NEON_MLA, sums);
+            kiln_neon_tile_run(w, col, pitch, rows, groups, half, 4, KILN_NEON_MLA, sums);
         }
     } else if (mode == KILN_NEON_MLA_PAIRS) {
-        kiln_neon_tile_run(w, col, pitch, rows, groups, 1, KILN_NEON_MLA_PAIRS, sums);
+        kiln_neon_tile_run(w, col, pitch, rows, groups, half, 1, KILN_NEON_MLA_PAIRS, sums);
     } else {
-        kiln_neon_tile_run(w, col, pitch, rows, groups, 1, KILN_NEON_MLA, sums);
+        kiln_neon_tile_run(w, col, pitch, rows, groups, half, 1, KILN_NEON_MLA, sums);
     }
 }
 
@@ -199,7 +237,7 @@ KILN_NEON_INLINE void kiln_neon_tile_rows(const int8_t *w, const int8_t *const c
 KILN_NEON_INLINE void kiln_neon_tile(const int8_t *w, const int8_t *const col[4], int32_t groups, int cols,
                                      int mode, int32x4_t sums[4])
 {
-    kiln_neon_tile_rows(w, col, (const int32_t *)0, 1, groups, cols, mode, sums);
+    kiln_neon_tile_rows(w, col, (const int32_t *)0, 1, groups, 0, cols, mode, sums);
 }
 
 /* TFLM's MultiplyByQuantizedMultiplier of four channels whose bias is already in acc (the
@@ -245,12 +283,17 @@ KILN_NEON_INLINE int32x4_t kiln_neon_scale4(int32x4_t acc, const int32_t *t, int
  * narrowed with saturation to int16 before adding zp (saturating) and to int8 before the
  * clamp. Every saturation is monotone and [lo, hi] lies inside int8, so the result is
  * TFLM's clamp(x + zp) lane by lane, in 7 instructions for 16 lanes instead of 4 per 4. */
-KILN_NEON_INLINE int8x16_t kiln_neon_pack16(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d, int16x8_t zp,
-                                            int8x16_t lo, int8x16_t hi)
+KILN_NEON_INLINE int8x16_t kiln_neon_narrow16_zp(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d, int16x8_t zp)
 {
     const int16x8_t ab = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a), b), zp);
     const int16x8_t cd = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(c), d), zp);
-    return vminq_s8(vmaxq_s8(vqmovn_high_s16(vqmovn_s16(ab), cd), lo), hi);
+    return vqmovn_high_s16(vqmovn_s16(ab), cd);
+}
+
+KILN_NEON_INLINE int8x16_t kiln_neon_pack16(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d, int16x8_t zp,
+                                            int8x16_t lo, int8x16_t hi)
+{
+    return vminq_s8(vmaxq_s8(kiln_neon_narrow16_zp(a, b, c, d, zp), lo), hi);
 }
 
 /* kiln_neon_pack16 for eight lanes. */
@@ -265,6 +308,7 @@ typedef struct {
     int16x8_t zp;
     int8x16_t lo, hi;
     int right;
+    int clamp_lo, clamp_hi;  /* the clamp bites (is not int8's own range, which narrowing saturates to) */
 } kiln_neon_stage;
 
 KILN_NEON_INLINE kiln_neon_stage kiln_neon_stage_of(int32_t zp, int32_t lo, int32_t hi, int32_t right)
@@ -274,7 +318,24 @@ KILN_NEON_INLINE kiln_neon_stage kiln_neon_stage_of(int32_t zp, int32_t lo, int3
     s.lo = vdupq_n_s8((int8_t)lo);
     s.hi = vdupq_n_s8((int8_t)hi);
     s.right = right != 0;
+    s.clamp_lo = lo > INT8_MIN;
+    s.clamp_hi = hi < INT8_MAX;
     return s;
+}
+
+/* kiln_neon_pack16 through the stage s, leaving out the halves of the clamp that do nothing
+ * (a ReLU whose output zero point is -128 clamps at -128: every such layer of ResNet). */
+KILN_NEON_INLINE int8x16_t kiln_neon_stage16(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d,
+                                             const kiln_neon_stage *s)
+{
+    int8x16_t x = kiln_neon_narrow16_zp(a, b, c, d, s->zp);
+    if (s->clamp_lo) {
+        x = vmaxq_s8(x, s->lo);
+    }
+    if (s->clamp_hi) {
+        x = vminq_s8(x, s->hi);
+    }
+    return x;
 }
 
 /* Sixteen channels' sums (bias not yet added) through the whole output stage, their tables
@@ -544,12 +605,12 @@ KILN_NEON_INLINE void kiln_neon_gemm_sdot(const int8_t *w, const int8_t *const c
 }
 #endif
 
-/* `cols` columns (1 or 4) of `rows` segments (kiln_neon_tile_run) times the packed weights of
+/* `cols` columns (1 or 4) of `rows` segments (kiln_neon_tile_run, with `half`) times the packed weights of
  * all out_c rows: each block of four rows by kiln_neon_tile_rows, through the output stage s
  * (`right` in place of s->right, to be a constant) with its table rq (16 words per block) and
  * written to out + j * out_stride, the first out_c bytes of each column. */
 KILN_NEON_INLINE void kiln_neon_gemm_run(const int8_t *w, const int8_t *const col[4], const int32_t pitch[4],
-                                         int cols, int32_t rows, int32_t groups, int32_t out_c, int mode,
+                                         int cols, int32_t rows, int32_t groups, int half, int32_t out_c, int mode,
                                          int right, const int32_t *rq, const kiln_neon_stage *s, int8_t *out,
                                          int32_t out_stride, int32_t out_cols)
 {
@@ -561,13 +622,13 @@ KILN_NEON_INLINE void kiln_neon_gemm_run(const int8_t *w, const int8_t *const co
         int32x4_t sums[4];
         kiln_neon_rq4 q;
         int8x16_t b;
-        kiln_neon_tile_rows(w, col, pitch, rows, groups, cols, mode, sums);
+        kiln_neon_tile_rows(w, col, pitch, rows, groups, half, cols, mode, sums);
         q = kiln_neon_rq4_load(rq);
         for (j = 0; j < cols; ++j) {
             sums[j] = kiln_neon_scale4q(vaddq_s32(sums[j], q.bias), &q, right);
         }
-        b = cols == 4 ? kiln_neon_pack16(sums[0], sums[1], sums[2], sums[3], s->zp, s->lo, s->hi)
-                      : kiln_neon_pack16(sums[0], sums[0], sums[0], sums[0], s->zp, s->lo, s->hi);
+        b = cols == 4 ? kiln_neon_stage16(sums[0], sums[1], sums[2], sums[3], s)
+                      : kiln_neon_stage16(sums[0], sums[0], sums[0], sums[0], s);
         if (out_cols == 4 && oc + 4 <= out_c) {  /* the whole tile: four 32-bit stores, no tests */
             for (j = 0; j < 4; ++j) {
                 kiln_neon_store_lanes4(out + j * out_stride + oc, b, j, 4);
@@ -583,23 +644,25 @@ KILN_NEON_INLINE void kiln_neon_gemm_run(const int8_t *w, const int8_t *const co
 /* kiln_neon_gemm_run, four columns with their mode and `right` as constants (one copy each:
  * no tests per block inside the tile loops). */
 KILN_NEON_INLINE void kiln_neon_gemm_rows(const int8_t *w, const int8_t *const col[4], const int32_t pitch[4],
-                                          int cols, int32_t rows, int32_t groups, int32_t out_c, int mode,
+                                          int cols, int32_t rows, int32_t groups, int half, int32_t out_c, int mode,
                                           const int32_t *rq, const kiln_neon_stage *s, int8_t *out,
                                           int32_t out_stride, int32_t out_cols)
 {
     if (cols != 4 || mode == KILN_NEON_MUL8) {
-        kiln_neon_gemm_run(w, col, pitch, cols, rows, groups, out_c, mode, s->right, rq, s, out, out_stride,
+        kiln_neon_gemm_run(w, col, pitch, cols, rows, groups, half, out_c, mode, s->right, rq, s, out, out_stride,
                            out_cols);
     } else if (mode == KILN_NEON_MLA_PAIRS && s->right) {
-        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, out_c, KILN_NEON_MLA_PAIRS, 1, rq, s, out, out_stride,
+        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, half, out_c, KILN_NEON_MLA_PAIRS, 1, rq, s, out, out_stride,
                            out_cols);
     } else if (mode == KILN_NEON_MLA_PAIRS) {
-        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, out_c, KILN_NEON_MLA_PAIRS, 0, rq, s, out, out_stride,
+        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, half, out_c, KILN_NEON_MLA_PAIRS, 0, rq, s, out, out_stride,
                            out_cols);
     } else if (s->right) {
-        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, out_c, KILN_NEON_MLA, 1, rq, s, out, out_stride, out_cols);
+        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, half, out_c, KILN_NEON_MLA, 1, rq, s, out, out_stride,
+                           out_cols);
     } else {
-        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, out_c, KILN_NEON_MLA, 0, rq, s, out, out_stride, out_cols);
+        kiln_neon_gemm_run(w, col, pitch, 4, rows, groups, half, out_c, KILN_NEON_MLA, 0, rq, s, out, out_stride,
+                           out_cols);
     }
 }
 
@@ -615,7 +678,7 @@ KILN_NEON_INLINE void kiln_neon_gemm_cols(const int8_t *w, const int8_t *const c
         return;
     }
 #endif
-    kiln_neon_gemm_rows(w, col, (const int32_t *)0, cols, 1, groups, out_c, mode, rq, s, out, out_stride, out_cols);
+    kiln_neon_gemm_rows(w, col, (const int32_t *)0, cols, 1, groups, 0, out_c, mode, rq, s, out, out_stride, out_cols);
 }
 
 #endif /* KILN_NEON_S8_H */

@@ -86,7 +86,11 @@ PROBES: dict[str, Callable[[], list[Graph]]] = {
                                      pads=(2, 1, 2, 2)),
                           # window rows of whole 16-byte groups, read in place inside the image
                           int8_layer("Conv2D", (1, 6, 5, 16), (5, 3, 3, 16), seed=9300, pads=(1, 1, 1, 1)),
-                          int8_layer("Conv2D", (1, 5, 3, 8), (7, 1, 1, 8), seed=9301)],  # window of 8 bytes
+                          int8_layer("Conv2D", (1, 5, 3, 8), (7, 1, 1, 8), seed=9301),  # window of 8 bytes
+                          # NEON: a last group of 8 bytes (40 = 16 + 16 + 8; 18 = 16 + 2), a last pixel alone
+                          int8_layer("Conv2D", (2, 5, 5, 40), (9, 1, 1, 40), seed=10000, in_zp=-128),
+                          int8_layer("Conv2D", (1, 9, 9, 2), (6, 3, 3, 2), seed=10001, strides=(2, 2),
+                                     pads=(1, 1, 1, 1))],
     "depthwise_conv2d_s8": lambda: [int8_layer("DepthwiseConv2D", (1, 6, 5, 16), (1, 3, 3, 16), seed=3,
                                                pads=(1, 1, 1, 1)),
                                     int8_layer("DepthwiseConv2D", (1, 5, 4, 3), (1, 3, 3, 6), seed=4,

@@ -68,6 +68,9 @@ CONV = [
     # SDOT: strided pointwise, output rows of whole groups of 8 pixels: one run per row
     ((1, 6, 16, 16), (8, 1, 1, 16), {"strides": (2, 2)}),
     ((2, 3, 31, 32), (16, 1, 1, 32), {"strides": (2, 2), "gain": 400.0, "out_zp": 5}),
+    # NEON: windows whose last group holds 8 bytes or fewer (40 = 16 + 16 + 8, 18 = 16 + 2), 25 pixels
+    ((2, 5, 5, 40), (9, 1, 1, 40), {"in_zp": -128}),
+    ((1, 9, 9, 2), (6, 3, 3, 2), {"strides": (2, 2), "pads": (1, 1, 1, 1)}),
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded
@@ -211,7 +214,9 @@ def test_weights_of_minus_128_take_the_single_product_path():
     dw.values["w"].data[...] = -128
     rows = int8_layer("Conv2D", (1, 5, 4, 16), (6, 3, 3, 16), seed=4, pads=(1, 1, 1, 1))  # windows read in place
     rows.values["w"].data[:, 1] = -128
-    g, _, _ = merge([conv, fc, dw, rows])
+    half = int8_layer("Conv2D", (1, 3, 3, 40), (5, 1, 1, 40), seed=5, in_zp=-128)  # a last group of 8 bytes
+    half.values["w"].data[..., 32:] = -128
+    g, _, _ = merge([conv, fc, dw, rows, half])
     res = build(g, "cortex-a53")
     assert modes(res) == {NEON_MLA}
     assert [c.params["pairs"] for c in res.lowered.calls if c.kernel == "depthwise_conv2d_s8"] == [False]
