@@ -60,8 +60,8 @@ def residual_section(models: Path, measure, plugin: Path) -> list[str]:
                       f"{_n(arena['off'])} → {_n(arena['auto'])} | {sum(d.fused for d in decisions)} / {len(decisions)} |")
     return ["## Residual fusion: a convolution with its block's Add in the epilogue (IC int8, Cortex-M4)", "",
             "codegen/fusion/residual.py offers each int8 Add whose input is a Conv2D read by it alone, where the "
-            "variant that runs the convolution has a fused kernel (conv2d_add_s8: cortex_m_dsp and the portable "
-            "reference; not Helium nor NEON); the cost model decides. The fused kernel computes the convolution's "
+            "variant that runs the convolution has a fused kernel (conv2d_add_s8: cortex_m_dsp, Helium and the "
+            "portable reference; not NEON); the cost model decides. The fused kernel computes the convolution's "
             "int8 value as before, then TFLM's AddFunc with the residual: each input's rescaling to the common "
             "scale is a function of its int8 value, read from a 256-entry table made at compile time (2 KB of "
             "flash per layer, which objective size declines), the sum requantized once (SMMULR on the DSP kernel). "
