@@ -75,6 +75,26 @@
     "smin " a ".16b, " a ".16b, v26.16b\n\t"                                                \
     "st1 {" a ".d}[0], [%[t0]], %[stride]\n\t"                                              \
     "st1 {" a ".d}[1], [%[t0]], %[stride]\n\t"
+/* The sixteen accumulators v0..v15 started from the bias in v0 (rows 0-3) and v1 (rows 4-7). */
+#define KILN_SDOT_ASM_SPREAD_BIAS                                                             \
+    "mov v2.16b, v0.16b\n\t" "mov v3.16b, v1.16b\n\t" "mov v4.16b, v0.16b\n\t" "mov v5.16b, v1.16b\n\t"  \
+    "mov v6.16b, v0.16b\n\t" "mov v7.16b, v1.16b\n\t" "mov v8.16b, v0.16b\n\t" "mov v9.16b, v1.16b\n\t"  \
+    "mov v10.16b, v0.16b\n\t" "mov v11.16b, v1.16b\n\t" "mov v12.16b, v0.16b\n\t" "mov v13.16b, v1.16b\n\t" \
+    "mov v14.16b, v0.16b\n\t" "mov v15.16b, v1.16b\n\t"
+/* The output stage's table (rq: v16-v23, `tmp` its second half's address) and stage (zero
+ * point, clamp: v24-v26). */
+#define KILN_SDOT_ASM_TABLES(tmp)                                                             \
+    "add %[" tmp "], %[rq], #64\n\t"                                                        \
+    "ld1 {v16.4s - v19.4s}, [%[rq]]\n\t"                                                   \
+    "ld1 {v20.4s - v23.4s}, [%[" tmp "]]\n\t"                                               \
+    "ld1 {v24.16b - v26.16b}, [%[stage]]\n\t"
+/* `scale` on the eight columns' accumulator pairs; the eight columns narrowed and stored. */
+#define KILN_SDOT_ASM_ALL8(scale)                                                             \
+    scale("v0", "v1") scale("v2", "v3") scale("v4", "v5") scale("v6", "v7")                   \
+    scale("v8", "v9") scale("v10", "v11") scale("v12", "v13") scale("v14", "v15")
+#define KILN_SDOT_ASM_STORE8                                                                  \
+    KILN_SDOT_ASM_PAIR("v0", "v1", "v2", "v3") KILN_SDOT_ASM_PAIR("v4", "v5", "v6", "v7")    \
+    KILN_SDOT_ASM_PAIR("v8", "v9", "v10", "v11") KILN_SDOT_ASM_PAIR("v12", "v13", "v14", "v15")
 #define KILN_SDOT_ASM_STEP(a, b, off)                                                         \
     "ldp %[t0], %[t1], [%[adv], #" off "]\n\t"                                               \
     "add %[" a "], %[" a "], %[t0]\n\t"                                                      \
@@ -101,10 +121,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_tile8(const int8_t **w, const int8_t *cons
     __asm__ volatile(
         "ldr q0, [%[rq]]\n\t"
         "ldr q1, [%[rq], #64]\n\t"
-        "mov v2.16b, v0.16b\n\t" "mov v3.16b, v1.16b\n\t" "mov v4.16b, v0.16b\n\t" "mov v5.16b, v1.16b\n\t"
-        "mov v6.16b, v0.16b\n\t" "mov v7.16b, v1.16b\n\t" "mov v8.16b, v0.16b\n\t" "mov v9.16b, v1.16b\n\t"
-        "mov v10.16b, v0.16b\n\t" "mov v11.16b, v1.16b\n\t" "mov v12.16b, v0.16b\n\t" "mov v13.16b, v1.16b\n\t"
-        "mov v14.16b, v0.16b\n\t" "mov v15.16b, v1.16b\n\t"
+        KILN_SDOT_ASM_SPREAD_BIAS
         "ldp %[p0], %[p1], [%[col]]\n\t"
         "ldp %[p2], %[p3], [%[col], #16]\n\t"
         "ldp %[p4], %[p5], [%[col], #32]\n\t"
@@ -153,17 +170,10 @@ KILN_NEON_INLINE void kiln_neon_sdot8_tile8(const int8_t **w, const int8_t *cons
         "b 1b\n\t"
         "3:\n\t"
         "cbz %[fused], 7f\n\t"
-        "add %[t0], %[rq], #64\n\t"
-        "ld1 {v16.4s - v19.4s}, [%[rq]]\n\t"
-        "ld1 {v20.4s - v23.4s}, [%[t0]]\n\t"
-        "ld1 {v24.16b - v26.16b}, [%[stage]]\n\t"
-        KILN_SDOT_ASM_SCALE("v0", "v1") KILN_SDOT_ASM_SCALE("v2", "v3")
-        KILN_SDOT_ASM_SCALE("v4", "v5") KILN_SDOT_ASM_SCALE("v6", "v7")
-        KILN_SDOT_ASM_SCALE("v8", "v9") KILN_SDOT_ASM_SCALE("v10", "v11")
-        KILN_SDOT_ASM_SCALE("v12", "v13") KILN_SDOT_ASM_SCALE("v14", "v15")
+        KILN_SDOT_ASM_TABLES("t0")
+        KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE)
         "mov %[t0], %[out]\n\t"
-        KILN_SDOT_ASM_PAIR("v0", "v1", "v2", "v3") KILN_SDOT_ASM_PAIR("v4", "v5", "v6", "v7")
-        KILN_SDOT_ASM_PAIR("v8", "v9", "v10", "v11") KILN_SDOT_ASM_PAIR("v12", "v13", "v14", "v15")
+        KILN_SDOT_ASM_STORE8
         "b 8f\n\t"
         "7:\n\t"
         "mov %[t0], %[acc]\n\t"
@@ -225,19 +235,12 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise8(const int8_t *w, const int8_t *
         "ldr q0, [%[rq]]\n\t"
         "ldr q1, [%[rq], #64]\n\t"
         "ld1 {v27.16b - v30.16b}, [%[in]], #64\n\t"
-        "mov v2.16b, v0.16b\n\t" "mov v3.16b, v1.16b\n\t" "mov v4.16b, v0.16b\n\t" "mov v5.16b, v1.16b\n\t"
-        "mov v6.16b, v0.16b\n\t" "mov v7.16b, v1.16b\n\t" "mov v8.16b, v0.16b\n\t" "mov v9.16b, v1.16b\n\t"
-        "mov v10.16b, v0.16b\n\t" "mov v11.16b, v1.16b\n\t" "mov v12.16b, v0.16b\n\t" "mov v13.16b, v1.16b\n\t"
-        "mov v14.16b, v0.16b\n\t" "mov v15.16b, v1.16b\n\t"
+        KILN_SDOT_ASM_SPREAD_BIAS
         KILN_SDOT_ASM_PIXELS("v0", "v1", "v2", "v3", "v27") KILN_SDOT_ASM_PIXELS("v4", "v5", "v6", "v7", "v28")
         KILN_SDOT_ASM_PIXELS("v8", "v9", "v10", "v11", "v29")
         KILN_SDOT_ASM_PIXELS("v12", "v13", "v14", "v15", "v30")
-        KILN_SDOT_ASM_SCALE("v0", "v1") KILN_SDOT_ASM_SCALE("v2", "v3")
-        KILN_SDOT_ASM_SCALE("v4", "v5") KILN_SDOT_ASM_SCALE("v6", "v7")
-        KILN_SDOT_ASM_SCALE("v8", "v9") KILN_SDOT_ASM_SCALE("v10", "v11")
-        KILN_SDOT_ASM_SCALE("v12", "v13") KILN_SDOT_ASM_SCALE("v14", "v15")
-        KILN_SDOT_ASM_PAIR("v0", "v1", "v2", "v3") KILN_SDOT_ASM_PAIR("v4", "v5", "v6", "v7")
-        KILN_SDOT_ASM_PAIR("v8", "v9", "v10", "v11") KILN_SDOT_ASM_PAIR("v12", "v13", "v14", "v15")
+        KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE)
+        KILN_SDOT_ASM_STORE8
         "subs %[groups], %[groups], #1\n\t"
         "b.ne 1b\n\t"
         : [in] "+&r"(in), [t0] "+&r"(out), [groups] "+&r"(groups)
@@ -306,10 +309,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
         "1:\n\t"
         "ldr q0, [%[rq]]\n\t"
         "ldr q1, [%[rq], #64]\n\t"
-        "mov v2.16b, v0.16b\n\t" "mov v3.16b, v1.16b\n\t" "mov v4.16b, v0.16b\n\t" "mov v5.16b, v1.16b\n\t"
-        "mov v6.16b, v0.16b\n\t" "mov v7.16b, v1.16b\n\t" "mov v8.16b, v0.16b\n\t" "mov v9.16b, v1.16b\n\t"
-        "mov v10.16b, v0.16b\n\t" "mov v11.16b, v1.16b\n\t" "mov v12.16b, v0.16b\n\t" "mov v13.16b, v1.16b\n\t"
-        "mov v14.16b, v0.16b\n\t" "mov v15.16b, v1.16b\n\t"
+        KILN_SDOT_ASM_SPREAD_BIAS
         "mov %[wp], %[w]\n\t"
         "mov %[g], %[k16]\n\t"
         "2:\n\t"
@@ -331,24 +331,14 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
         KILN_SDOT_ASM_LANE("v22", "v23", "3")
         "b.ne 2b\n\t"
         "add %[in], %[in], %[next]\n\t"
-        "add %[t1], %[rq], #64\n\t"
-        "ld1 {v16.4s - v19.4s}, [%[rq]]\n\t"
-        "ld1 {v20.4s - v23.4s}, [%[t1]]\n\t"
-        "ld1 {v24.16b - v26.16b}, [%[stage]]\n\t"
+        KILN_SDOT_ASM_TABLES("t1")
         "cbz %[right], 3f\n\t"
-        KILN_SDOT_ASM_SCALE("v0", "v1") KILN_SDOT_ASM_SCALE("v2", "v3")
-        KILN_SDOT_ASM_SCALE("v4", "v5") KILN_SDOT_ASM_SCALE("v6", "v7")
-        KILN_SDOT_ASM_SCALE("v8", "v9") KILN_SDOT_ASM_SCALE("v10", "v11")
-        KILN_SDOT_ASM_SCALE("v12", "v13") KILN_SDOT_ASM_SCALE("v14", "v15")
+        KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE)
         "b 4f\n\t"
         "3:\n\t"
-        KILN_SDOT_ASM_SCALE_LEFT("v0", "v1") KILN_SDOT_ASM_SCALE_LEFT("v2", "v3")
-        KILN_SDOT_ASM_SCALE_LEFT("v4", "v5") KILN_SDOT_ASM_SCALE_LEFT("v6", "v7")
-        KILN_SDOT_ASM_SCALE_LEFT("v8", "v9") KILN_SDOT_ASM_SCALE_LEFT("v10", "v11")
-        KILN_SDOT_ASM_SCALE_LEFT("v12", "v13") KILN_SDOT_ASM_SCALE_LEFT("v14", "v15")
+        KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE_LEFT)
         "4:\n\t"
-        KILN_SDOT_ASM_PAIR("v0", "v1", "v2", "v3") KILN_SDOT_ASM_PAIR("v4", "v5", "v6", "v7")
-        KILN_SDOT_ASM_PAIR("v8", "v9", "v10", "v11") KILN_SDOT_ASM_PAIR("v12", "v13", "v14", "v15")
+        KILN_SDOT_ASM_STORE8
         "subs %[n], %[n], #1\n\t"
         "b.ne 1b\n\t"
         "mov %[w], %[wp]\n\t"
@@ -383,6 +373,10 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
 #undef KILN_SDOT_ASM_SCALE_LEFT
 #undef KILN_SDOT_ASM_PIXELS
 #undef KILN_SDOT_ASM_STEP
+#undef KILN_SDOT_ASM_STORE8
+#undef KILN_SDOT_ASM_ALL8
+#undef KILN_SDOT_ASM_TABLES
+#undef KILN_SDOT_ASM_SPREAD_BIAS
 #undef KILN_SDOT_ASM_PAIR
 #undef KILN_SDOT_ASM_SCALE
 #undef KILN_SDOT_ASM_LANE
