@@ -159,6 +159,12 @@ def mve_requant(folded_bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarr
     return table.astype(np.int32).reshape(-1)
 
 
+def mve_requant_fields(table: np.ndarray, channels: int) -> np.ndarray:
+    """mve_requant's table back as [channel, field] (bias, multiplier, left shift, minus the
+    right shift) for its first `channels` channels."""
+    return np.asarray(table).reshape(-1, 4, 4).transpose(0, 2, 1).reshape(-1, 4)[:channels]
+
+
 def even_odd_order(channels: int) -> np.ndarray:
     """Channel order of the Helium depthwise kernel's groups of eight: the even channels of
     each group, then its odd ones (VMULLB / VMULLT's lanes)."""

@@ -103,8 +103,8 @@ def general_shifts(params: dict) -> bool:
     """Whether a whole block of four output channels has a left shift or a right shift of 0:
     the assembly's output stage then shifts left and masks the rounding fix-up by the right
     shift ("shifts"), which a convolution's multipliers below one half (shifts <= -1) need not."""
-    table = np.asarray(params["rq"].data).reshape(-1, 4, 4)[: params["out_c"] // 4]  # [block, field, lane]
-    return bool((table[:, 2] != 0).any() or (table[:, 3] == 0).any())
+    lanes = repack.mve_requant_fields(params["rq"].data, 4 * (params["out_c"] // 4))  # whole blocks
+    return bool(lanes[:, 2].any() or not lanes[:, 3].all())
 
 
 def template_paths(params: dict, optimize: str) -> set[str]:

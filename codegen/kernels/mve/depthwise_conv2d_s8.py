@@ -35,12 +35,6 @@ def g8_path(params: dict, optimize: str) -> bool:
             and params["dilation_w"] == 1 and params["stride_w"] in (1, 2) and depthwise_rows_path(params, vector=1))
 
 
-def g8_weights(taps: np.ndarray) -> np.ndarray:
-    """[9, C] taps as the 3x3 path reads them: for each group of eight channels its nine taps
-    of eight bytes."""
-    return taps.reshape(9, -1, 8).transpose(1, 0, 2).reshape(-1)
-
-
 def grouped_1d(params: dict, optimize: str) -> bool:
     """Whether the weights come by groups of eight channels, each its k_h taps of eight bytes
     (the kernel's 1-D paths post-increment one pointer through them): the calls that may take
@@ -49,7 +43,8 @@ def grouped_1d(params: dict, optimize: str) -> bool:
 
 
 def group_weights(taps: np.ndarray) -> np.ndarray:
-    """[K, C] taps by groups of eight channels: for each group its K taps of eight bytes."""
+    """[K, C] taps by groups of eight channels: for each group its K taps of eight bytes (as
+    the 3x3 path and the 1-D paths read them)."""
     return taps.reshape(taps.shape[0], -1, 8).transpose(1, 0, 2).reshape(-1)
 
 
@@ -93,10 +88,8 @@ class DepthwiseConv2dS8MveSpec(KernelSpec):
         if shape["depth_multiplier"] == 1 and shape["in_c"] % 8 == 0:
             order = repack.even_odd_order(shape["in_c"])  # the kernel's eight-channel groups
         p, rq = vector_requant(request, ctx, taps.T, order=order)
-        if g8_path(shape, ctx.optimize):
-            stored = g8_weights(taps)
-        else:
-            stored = group_weights(taps) if grouped_1d(shape, ctx.optimize) else taps
+        grouped = g8_path(shape, ctx.optimize) or grouped_1d(shape, ctx.optimize)
+        stored = group_weights(taps) if grouped else taps
         return int8_prepared(cls, request, ctx, p, ctx.constant(node, "w", stored, "int8"),
                              depthwise_rows_bytes(shape, vector=1), rq=rq)
 
@@ -113,7 +106,7 @@ def requant_forms(params: dict) -> set[str]:
     right shift (TFLM's rounding then takes one off every negative value: no mask by the
     shift), "int8_range" when the clamp is int8's own (a saturating narrowing does it)."""
     channels = params["in_c"] * params["depth_multiplier"]
-    lanes = params["rq"].data.reshape(-1, 4, 4).transpose(0, 2, 1).reshape(-1, 4)[:channels]  # [channel, field]
+    lanes = repack.mve_requant_fields(params["rq"].data, channels)
     forms = set()
     if not lanes[:, 2].any():
         forms.add("no_left")
