@@ -97,14 +97,18 @@ def allow_conv_overlap(ctx: KernelContext, call: KernelCall, itemsize: int, tile
     NEON's float one (codegen/kernels/neon/conv2d_f32.py), and, `reads_first`, the DSP and
     Helium int8 kernels (codegen/kernels/cortex_m_dsp, codegen/kernels/mve). A depthwise call
     (no out_c in its block) has in_c * depth_multiplier output channels."""
-    if not isinstance(call.args[0], TensorArg):
-        return
     p = call.params
     if "out_c" not in p:
         p = {**p, "out_c": p["in_c"] * p["depth_multiplier"]}
-    shift = conv_overlap_shift(p, itemsize, tile, reads_first)
-    out_bytes = p["batches"] * p["out_h"] * p["out_w"] * p["out_c"] * itemsize
-    if shift < out_bytes:
+    allow_overlap_from(ctx, call, conv_overlap_shift(p, itemsize, tile, reads_first), itemsize, p["out_c"])
+
+
+def allow_overlap_from(ctx: KernelContext, call: KernelCall, shift: int, itemsize: int, out_c: int) -> None:
+    """A conv-shaped call may write its output over its input from `shift` bytes below it on,
+    declared only when that saves bytes (shift below the output's size) and the input is a
+    tensor: allow_conv_overlap's shift, or a kernel's own (NEON's float Winograd path)."""
+    p = call.params
+    if isinstance(call.args[0], TensorArg) and shift < p["batches"] * p["out_h"] * p["out_w"] * out_c * itemsize:
         ctx.allow_inplace(call, call.writes[0], call.args[0].value, overlap=shift)
 
 

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from codegen.kernels.cortex_m_dsp.paths import claim_paths
-from codegen.kernels.inplace import allow_conv_overlap
+from codegen.kernels.inplace import allow_conv_overlap, allow_overlap_from
 from codegen.kernels.linear import ConvShape, FloatClamp
 from codegen.kernels.neon import winograd_f32
 from codegen.kernels.repack_f32 import ROWS, gemm_panels, neon_constant
 
 GEMM_HEADER = "kiln_neon_f32.h"  # the 4x16 register tile of templates/kernels/neon/_gemm_f32.c.j2
 from codegen.kernels.spec import KernelSpec, Prepared, kernel_spec
-from codegen.ops.request import ScratchArg, TensorArg
+from codegen.ops.request import ScratchArg
 
 
 @dataclass(frozen=True)
@@ -38,14 +38,6 @@ def panels(request, ctx, winograd: bool = False):
     bias = np.zeros(rows.shape[0], np.float32) if bias is None else bias.reshape(-1)
     packed = winograd_f32.winograd_panels(w, bias) if winograd else gemm_panels(rows, bias)
     return ctx.constant(node, "w", packed, "float32"), rows.shape[1]
-
-
-def allow_overlap(ctx, call, shift: int) -> None:
-    """The Winograd path may write its output over its input from `shift` bytes below it on
-    (declared where that saves bytes, as inplace.allow_conv_overlap)."""
-    p = call.params
-    if isinstance(call.args[0], TensorArg) and shift < p["batches"] * p["out_h"] * p["out_w"] * p["out_c"] * 4:
-        ctx.allow_inplace(call, call.writes[0], call.args[0].value, overlap=shift)
 
 
 @kernel_spec
@@ -76,7 +68,7 @@ class Conv2dF32NeonSpec(KernelSpec):
     def declare(cls, call, ctx):
         if call.params["winograd"]:
             claim_paths(ctx, call, ["winograd"])
-            allow_overlap(ctx, call, winograd_f32.overlap_shift(call.params))
+            allow_overlap_from(ctx, call, winograd_f32.overlap_shift(call.params), 4, call.params["out_c"])
         else:  # claims no path: the model's kernel renders the Winograd path only if a call takes it
             claim_paths(ctx, call, [])
             allow_conv_overlap(ctx, call, itemsize=4, tile=ROWS)  # it reads a tile's windows until it writes the tile
