@@ -95,6 +95,17 @@
 #define KILN_SDOT_ASM_STORE8                                                                  \
     KILN_SDOT_ASM_PAIR("v0", "v1", "v2", "v3") KILN_SDOT_ASM_PAIR("v4", "v5", "v6", "v7")    \
     KILN_SDOT_ASM_PAIR("v8", "v9", "v10", "v11") KILN_SDOT_ASM_PAIR("v12", "v13", "v14", "v15")
+/* The rest of a 16-k group once its first weight quads (v16-v19) and the eight columns
+ * (v24-v31) are loaded: its four lanes' SDOTs, the second weight quads loaded from `wptr`
+ * between, the group count `g` stepped and the loop back to label 2. */
+#define KILN_SDOT_ASM_GROUP(wptr)                                                             \
+    KILN_SDOT_ASM_LANE("v16", "v17", "0")                                                     \
+    "ld1 {v20.16b - v23.16b}, [%[" wptr "]], #64\n\t"                                         \
+    KILN_SDOT_ASM_LANE("v18", "v19", "1")                                                     \
+    KILN_SDOT_ASM_LANE("v20", "v21", "2")                                                     \
+    "subs %[g], %[g], #1\n\t"                                                                \
+    KILN_SDOT_ASM_LANE("v22", "v23", "3")                                                     \
+    "b.ne 2b\n\t"
 #define KILN_SDOT_ASM_STEP(a, b, off)                                                         \
     "ldp %[t0], %[t1], [%[adv], #" off "]\n\t"                                               \
     "add %[" a "], %[" a "], %[t0]\n\t"                                                      \
@@ -139,13 +150,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_tile8(const int8_t **w, const int8_t *cons
         "ldr q29, [%[p5]], #16\n\t"
         "ldr q30, [%[p6]], #16\n\t"
         "ldr q31, [%[p7]], #16\n\t"
-        KILN_SDOT_ASM_LANE("v16", "v17", "0")
-        "ld1 {v20.16b - v23.16b}, [%[w]], #64\n\t"
-        KILN_SDOT_ASM_LANE("v18", "v19", "1")
-        KILN_SDOT_ASM_LANE("v20", "v21", "2")
-        "subs %[g], %[g], #1\n\t"
-        KILN_SDOT_ASM_LANE("v22", "v23", "3")
-        "b.ne 2b\n\t"
+        KILN_SDOT_ASM_GROUP("w")
         "4:\n\t"
         "cbz %[tail], 6f\n\t"
         "mov %[g], %[tail]\n\t"
@@ -323,13 +328,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
         "ldr q30, [%[in], %[o6]]\n\t"
         "ldr q31, [%[in], %[o7]]\n\t"
         "add %[in], %[in], #16\n\t"
-        KILN_SDOT_ASM_LANE("v16", "v17", "0")
-        "ld1 {v20.16b - v23.16b}, [%[wp]], #64\n\t"
-        KILN_SDOT_ASM_LANE("v18", "v19", "1")
-        KILN_SDOT_ASM_LANE("v20", "v21", "2")
-        "subs %[g], %[g], #1\n\t"
-        KILN_SDOT_ASM_LANE("v22", "v23", "3")
-        "b.ne 2b\n\t"
+        KILN_SDOT_ASM_GROUP("wp")
         "add %[in], %[in], %[next]\n\t"
         KILN_SDOT_ASM_TABLES("t1")
         "cbz %[right], 3f\n\t"
@@ -373,6 +372,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
 #undef KILN_SDOT_ASM_SCALE_LEFT
 #undef KILN_SDOT_ASM_PIXELS
 #undef KILN_SDOT_ASM_STEP
+#undef KILN_SDOT_ASM_GROUP
 #undef KILN_SDOT_ASM_STORE8
 #undef KILN_SDOT_ASM_ALL8
 #undef KILN_SDOT_ASM_TABLES
