@@ -490,6 +490,9 @@ KILN_NEON_INLINE void kiln_neon_store8(int8_t *out, int8x8_t b, int32_t n)
  * the rest (im2col copies window rows as short as one pixel of a few channels). */
 KILN_NEON_INLINE void kiln_neon_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
 {
+    for (; n >= 64; n -= 64, dst += 64, src += 64) {  /* LD1/ST1 of four registers */
+        vst1q_s8_x4(dst, vld1q_s8_x4(src));
+    }
     for (; n >= 16; n -= 16, dst += 16, src += 16) {
         vst1q_s8(dst, vld1q_s8(src));
     }

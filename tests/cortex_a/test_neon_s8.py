@@ -71,6 +71,20 @@ CONV = [
     # NEON: windows whose last group holds 8 bytes or fewer (40 = 16 + 16 + 8, 18 = 16 + 2), 25 pixels
     ((2, 5, 5, 40), (9, 1, 1, 40), {"in_zp": -128}),
     ((1, 9, 9, 2), (6, 3, 3, 2), {"strides": (2, 2), "pads": (1, 1, 1, 1)}),
+    # SDOT, banded (padded layers, output rows of 8 pixels or more): the input rows of a few
+    # output rows copied with their padding, windows read there by rows: left shifts, two
+    # groups per row; stride 2 and batch 2; dilated rows; bands of 4 output rows (16 KB);
+    # a 3x1 kernel whose rows of 20 bytes end in a quad and 5 channels (no assembly loop)
+    ((1, 9, 16, 16), (16, 3, 3, 16), {"pads": (1, 1, 1, 1), "gain": 3000.0}),
+    ((2, 11, 17, 16), (24, 3, 3, 16), {"strides": (2, 2), "pads": (1, 1, 1, 1), "activation": "relu"}),
+    ((1, 10, 12, 64), (8, 3, 3, 64), {"pads": (1, 1, 1, 1), "dilations": (2, 1), "in_zp": -128}),
+    ((1, 12, 40, 64), (8, 3, 3, 64), {"pads": (1, 1, 1, 1), "out_zp": 30}),
+    ((1, 6, 10, 20), (5, 3, 1, 20), {"pads": (1, 0, 1, 0)}),
+    # banded stems with windows compacted into 16-k groups: 3x3x3 (27 in 32) at stride 2,
+    # left shifts, batch 2; 5x5x2 (50 in 64) with 16 and with 12 channels, 11-pixel rows
+    ((2, 10, 20, 3), (16, 3, 3, 3), {"strides": (2, 2), "pads": (1, 1, 1, 1), "gain": 3000.0}),
+    ((1, 9, 11, 2), (16, 5, 5, 2), {"pads": (2, 2, 2, 2), "in_zp": 40}),
+    ((1, 9, 11, 2), (12, 5, 5, 2), {"pads": (2, 2, 2, 2), "activation": "relu6"}),
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded

@@ -4,7 +4,11 @@ eight output channels by eight pixels per register tile, the window in quads of 
 whose channels are a multiple of 4; windows inside the image, each kernel row of the weights
 zero-padded to whole quads, or to 16 bytes (window_rows), so that the few bytes read past a
 window row meet zero weights);
-scratch: eight im2col columns of k4 bytes for the others. Pointwise layers of 8 or 16k
+scratch: eight im2col columns of k4 bytes for the others. Padded layers whose output rows
+hold a whole tile (banded_layer) copy each output row's k_h input rows, padding included,
+into a band in scratch first (band_pitch bytes apart), so that no window is copied on its own
+at the image's border; a stem of short window rows (compact_windows) then copies its windows
+from the band into k4 = whole 16-k groups, not k_h padded rows. Pointwise layers of 8 or 16k
 channels run their whole groups of eight pixels in the header's pointwise assembly loops."""
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codegen.kernels import repack
+from codegen.kernels.cortex_m_dsp.paths import claim_paths
 from codegen.kernels.linear import NEON_HEADERS, ConvShape, OutputStage, int8_prepared, vector_requant, weights
 from codegen.kernels.neon.conv2d_s8 import shifts_right
 from codegen.kernels.spec import KernelSpec, kernel_spec
@@ -29,6 +34,9 @@ class Conv2dS8Dotprod(ConvShape, OutputStage):
     direct: int  # 1x1, unpadded, in_c a multiple of 4: the columns are the input pixels
     row_quads: int  # quads per zero-padded window row (rows read in place inside the image), or 0
     right: int  # every channel shifts right by 1 or more (neon/conv2d_s8.shifts_right)
+    band_pitch: int  # bytes between the band's rows (banded_layer), or 0
+    band_rows: int  # output rows per band
+    compact: int  # the band's windows copied into columns of k4 bytes (compact_windows)
     rq: ConstArray
 
 
@@ -50,13 +58,27 @@ class Conv2dS8DotprodSpec(KernelSpec):
         p, rq = vector_requant(request, ctx, rows, block=8)
         shape = request.params
         direct = pointwise_in_place(shape)
-        row_quads = window_rows(shape)
+        banded = banded_layer(shape)
+        compact = banded and compact_windows(shape)
+        row_quads = 0 if compact else window_rows(shape)
         if row_quads:
             rows = padded_window_rows(rows, shape["k_h"], 4 * row_quads)
-        k4 = repack.round_up(rows.shape[1], 4)
-        packed = ctx.constant(request.node, "w", repack.sdot_gemm_blocks(rows, 4), "int8")
-        return int8_prepared(cls, request, ctx, p, packed, 4 if direct else COLS * k4, k4=k4, direct=int(direct),
-                             row_quads=row_quads, right=shifts_right(p), rq=rq)
+        k4 = repack.round_up(rows.shape[1], 16 if compact else 4)
+        pitch = band_pitch(shape, 16 if compact else 4 * row_quads) if banded else 0
+        per_band = output_rows_per_band(shape, pitch) if banded else 0
+        columns = shape["out_w"] if compact else COLS  # compact: a whole output row's windows
+        scratch = 4 if direct else columns * k4 + (16 + band_input_rows(shape, per_band) * pitch if banded else 0)
+        packed = ctx.constant(request.node, "w", repack.sdot_gemm_blocks(rows, 16 if compact else 4), "int8")
+        return int8_prepared(cls, request, ctx, p, packed, scratch, k4=k4, direct=int(direct),
+                             row_quads=row_quads, right=shifts_right(p), band_pitch=pitch, band_rows=per_band,
+                             compact=int(compact),
+                             rq=rq)
+
+    @classmethod
+    def declare(cls, call, ctx):
+        # the banded functions only where a layer runs on bands: compiled in, unused, they
+        # cost GCC's per-layer clones of the convolution (measured: the KWS stem 40% slower)
+        claim_paths(ctx, call, {"banded" if call.params["band_pitch"] else "unbanded"})
 
 
 def window_rows(shape: dict) -> int:
@@ -78,3 +100,59 @@ def padded_window_rows(rows: np.ndarray, k_h: int, pitch: int) -> np.ndarray:
     o = rows.shape[0]
     split = rows.reshape(o, k_h, -1)
     return np.pad(split, ((0, 0), (0, 0), (0, pitch - split.shape[2]))).reshape(o, k_h * pitch)
+
+
+BAND_BYTES = 16384  # a band of several output rows up to this size (each input row copied once or so)
+BAND_OUTPUT_ROWS = 8  # beyond this, the copies saved are few (k_h - stride_h rows per band)
+
+
+def banded_layer(shape: dict) -> bool:
+    """Whether the layer runs on bands (the input rows of a few output rows copied to scratch
+    with their padding): windows read in place by rows (dilation_w 1), some in the padding,
+    and output rows of at least one whole tile of eight pixels (narrower rows keep the tiles
+    that span rows)."""
+    if pointwise_in_place(shape) or shape["dilation_w"] != 1 or shape["out_w"] < COLS:
+        return False
+    reach_h = (shape["out_h"] - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
+    reach_w = (shape["out_w"] - 1) * shape["stride_w"] + shape["k_w"]
+    return (shape["pad_top"] > 0 or shape["pad_left"] > 0 or reach_h > shape["in_h"]
+            or reach_w > shape["in_w"])
+
+
+def compact_windows(shape: dict) -> bool:
+    """Whether a banded layer's windows are copied into whole 16-k groups (one 16-byte copy
+    per kernel row, rows of at most 16 bytes) rather than read by rows padded each to their own
+    quads or groups: when that saves SDOT work, in the tile's own instructions (per block of
+    eight channels and group of 16 k about 76, per quad left over 27, per kernel row 14; per
+    copied window row about 2.5), e.g. a 3-channel 3x3 stem, 27 bytes in two groups, not three."""
+    row = shape["k_w"] * shape["in_c"]
+    if row > 16:
+        return False
+    quads = window_rows(shape)
+    blocks = -(-shape["out_c"] // 8)
+    by_rows = blocks * shape["k_h"] * ((quads // 4) * 76 + (quads % 4) * 27 + 14)
+    groups = -(-(shape["k_h"] * row) // 16)
+    return blocks * (groups * 76 + 14) + COLS * shape["k_h"] * 2.5 < by_rows
+
+
+def band_pitch(shape: dict, window_read: int) -> int:
+    """Bytes per band row: the columns the output row's windows reach, padding included, and
+    what the last window reads past them (`window_read` bytes from its start), rounded up
+    to 16."""
+    reach = ((shape["out_w"] - 1) * shape["stride_w"] + shape["k_w"]) * shape["in_c"]
+    last = (shape["out_w"] - 1) * shape["stride_w"] * shape["in_c"] + window_read
+    return repack.round_up(max(reach, last), 16)
+
+
+def band_input_rows(shape: dict, output_rows: int) -> int:
+    """Input rows under `output_rows` output rows' windows."""
+    return (output_rows - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
+
+
+def output_rows_per_band(shape: dict, pitch: int) -> int:
+    """Output rows per band: up to BAND_OUTPUT_ROWS, as long as the band stays within
+    BAND_BYTES (always at least one)."""
+    rows = min(shape["out_h"], BAND_OUTPUT_ROWS)
+    while rows > 1 and band_input_rows(shape, rows) * pitch > BAND_BYTES:
+        rows -= 1
+    return rows
