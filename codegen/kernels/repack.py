@@ -185,3 +185,12 @@ def sdot_gemm_blocks(rows: np.ndarray, k_multiple: int = 16) -> np.ndarray:
     padded = _pad(_pad(np.asarray(rows, np.int8), 1, round_up(k, k_multiple)), 0, round_up(o, 8))
     blocks = padded.reshape(-1, 8, padded.shape[1] // 4, 4).transpose(0, 2, 1, 3)
     return np.ascontiguousarray(blocks).reshape(-1)
+
+
+def sdot_slide_order(packed: np.ndarray, k_h: int, k_w: int, in_c: int) -> np.ndarray:
+    """sdot_gemm_blocks' bytes of a k_h x k_w window of in_c (a multiple of 16) channels, each
+    block of eight rows' 16-k groups reordered from (kernel row, kernel column, channel group)
+    to (kernel row, channel group, kernel column): the order in which runtime_c/kiln_neon_sdot.h's
+    kiln_neon_sdot8_slide3 takes them, one channel group of the row's pixels loaded at a time."""
+    groups = packed.reshape(-1, k_h, k_w, in_c // 16, 128).transpose(0, 1, 3, 2, 4)
+    return np.ascontiguousarray(groups).reshape(-1)

@@ -37,6 +37,7 @@ class Conv2dS8Dotprod(ConvShape, OutputStage):
     band_pitch: int  # bytes between the band's rows (banded_layer), or 0
     band_rows: int  # output rows per band
     compact: int  # the band's windows copied into columns of k4 bytes (compact_windows)
+    slide: int  # banded 3-wide windows at stride 1 of 16k channels (slides), weights in slide order
     rq: ConstArray
 
 
@@ -68,11 +69,14 @@ class Conv2dS8DotprodSpec(KernelSpec):
         per_band = output_rows_per_band(shape, pitch) if banded else 0
         columns = shape["out_w"] if compact else COLS  # compact: a whole output row's windows
         scratch = 4 if direct else columns * k4 + (16 + band_input_rows(shape, per_band) * pitch if banded else 0)
-        packed = ctx.constant(request.node, "w", repack.sdot_gemm_blocks(rows, 16 if compact else 4), "int8")
+        blocks = repack.sdot_gemm_blocks(rows, 16 if compact else 4)
+        slide = banded and slides(shape)
+        if slide:
+            blocks = repack.sdot_slide_order(blocks, shape["k_h"], shape["k_w"], shape["in_c"])
+        packed = ctx.constant(request.node, "w", blocks, "int8")
         return int8_prepared(cls, request, ctx, p, packed, scratch, k4=k4, direct=int(direct),
                              row_quads=row_quads, right=shifts_right(p), band_pitch=pitch, band_rows=per_band,
-                             compact=int(compact),
-                             rq=rq)
+                             compact=int(compact), slide=int(slide), rq=rq)
 
     @classmethod
     def declare(cls, call, ctx):
@@ -142,6 +146,14 @@ def band_pitch(shape: dict, window_read: int) -> int:
     reach = ((shape["out_w"] - 1) * shape["stride_w"] + shape["k_w"]) * shape["in_c"]
     last = (shape["out_w"] - 1) * shape["stride_w"] * shape["in_c"] + window_read
     return repack.round_up(max(reach, last), 16)
+
+
+def slides(shape: dict) -> bool:
+    """Whether a banded layer's windows run in kiln_neon_sdot8_slide3: three pixels wide at
+    stride 1 over 16k channels, whole groups of eight pixels per output row and of eight
+    output channels (the weights' slide order serves no other path)."""
+    return (shape["k_w"] == 3 and shape["stride_w"] == 1 and shape["in_c"] % 16 == 0
+            and shape["out_w"] % COLS == 0 and shape["out_c"] % 8 == 0)
 
 
 def band_input_rows(shape: dict, output_rows: int) -> int:
