@@ -80,6 +80,10 @@ CONV = [
     ((1, 10, 12, 64), (8, 3, 3, 64), {"pads": (1, 1, 1, 1), "dilations": (2, 1), "in_zp": -128}),
     ((1, 12, 40, 64), (8, 3, 3, 64), {"pads": (1, 1, 1, 1), "out_zp": 30}),
     ((1, 6, 10, 20), (5, 3, 1, 20), {"pads": (1, 0, 1, 0)}),
+    # banded 3x3 at stride 1 over 16k channels, 8k pixels per row: the ten pixels under eight
+    # windows loaded once per row and channel group (also the 16- and 64-channel cases above)
+    ((2, 6, 16, 48), (8, 3, 3, 48), {"pads": (1, 1, 1, 1), "activation": "relu6", "in_zp": 5}),
+    ((1, 10, 8, 32), (16, 3, 3, 32), {"dilations": (2, 1), "pads": (2, 1, 2, 1)}),
     # banded stems with windows compacted into 16-k groups: 3x3x3 (27 in 32) at stride 2,
     # left shifts, batch 2; 5x5x2 (50 in 64) with 16 and with 12 channels, 11-pixel rows
     ((2, 10, 20, 3), (16, 3, 3, 3), {"strides": (2, 2), "pads": (1, 1, 1, 1), "gain": 3000.0}),
