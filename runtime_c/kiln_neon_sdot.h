@@ -476,14 +476,91 @@ KILN_NEON_INLINE void kiln_neon_sdot8_windows(const int8_t *w, const int8_t *in,
     "ld1 {v16.16b - v19.16b}, [%[wp]], #64\n\t"                                                \
     KILN_SDOT_ASM_LANE8("v16", "v17", "2", x0, x1, x2, x3, x4, x5, x6, x7)                     \
     KILN_SDOT_ASM_LANE8("v18", "v19", "3", x0, x1, x2, x3, x4, x5, x6, x7)
+/* The ten pixels' 16 bytes at the cursor (pixel j at offset o_j; q28, q29 from t1, pixel 7),
+ * the cursor then moved to the next 16-k group: eleven loads and adds. */
+#define KILN_SDOT_ASM_TEN_ANY                                                                  \
+    "ldr q20, [%[in]]\n\t"                                                                     \
+    "ldr q21, [%[in], %[o1]]\n\t"                                                              \
+    "ldr q22, [%[in], %[o2]]\n\t"                                                              \
+    "ldr q23, [%[in], %[o3]]\n\t"                                                              \
+    "ldr q24, [%[in], %[o4]]\n\t"                                                              \
+    "ldr q25, [%[in], %[o5]]\n\t"                                                              \
+    "ldr q26, [%[in], %[o6]]\n\t"                                                              \
+    "ldr q27, [%[in], %[o7]]\n\t"                                                              \
+    "add %[t1], %[in], %[o7]\n\t"                                                              \
+    "ldr q28, [%[t1], %[o1]]\n\t"                                                              \
+    "ldr q29, [%[t1], %[o2]]\n\t"                                                              \
+    "add %[in], %[in], #16\n\t"
+/* The same for pixels of exactly 16 bytes, contiguous: three LD1 and the cursor moved back. */
+#define KILN_SDOT_ASM_TEN_16                                                                   \
+    "ld1 {v20.16b - v23.16b}, [%[in]], #64\n\t"                                                \
+    "ld1 {v24.16b - v27.16b}, [%[in]], #64\n\t"                                                \
+    "ld1 {v28.16b, v29.16b}, [%[in]]\n\t"                                                      \
+    "sub %[in], %[in], #112\n\t"
+/* The assembly of kiln_neon_sdot8_slide3 with `ten` loading the ten pixels. */
+#define KILN_SDOT_ASM_SLIDE3(ten)                                                              \
+    __asm__ volatile(                                                                          \
+        "ldp %[o1], %[o2], [%[off]]\n\t"                                                       \
+        "ldp %[o3], %[o4], [%[off], #16]\n\t"                                                  \
+        "ldp %[o5], %[o6], [%[off], #32]\n\t"                                                  \
+        "ldp %[o7], %[next], [%[off], #48]\n\t"                                                \
+        "0:\n\t"                                                                               \
+        "ldr %[in], [%[shape], #24]\n\t"                                                       \
+        "mov %[t0], %[out]\n\t"                                                                \
+        "ldr %[n], [%[shape], #32]\n\t"                                                        \
+        "1:\n\t"                                                                               \
+        "ldr q0, [%[rq]]\n\t"                                                                  \
+        "ldr q1, [%[rq], #64]\n\t"                                                             \
+        KILN_SDOT_ASM_SPREAD_BIAS                                                              \
+        "mov %[wp], %[w]\n\t"                                                                  \
+        "ldr %[r], [%[shape], #8]\n\t"                                                         \
+        "5:\n\t"                                                                               \
+        "ldr %[g], [%[shape]]\n\t"                                                             \
+        "2:\n\t"                                                                               \
+        ten                                                                                    \
+        KILN_SDOT_ASM_TAP("v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27")              \
+        KILN_SDOT_ASM_TAP("v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28")              \
+        "subs %[g], %[g], #1\n\t"                                                              \
+        KILN_SDOT_ASM_TAP("v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29")              \
+        "b.ne 2b\n\t"                                                                          \
+        "ldr %[t1], [%[shape], #16]\n\t"                                                       \
+        "add %[in], %[in], %[t1]\n\t"                                                          \
+        "subs %[r], %[r], #1\n\t"                                                              \
+        "b.ne 5b\n\t"                                                                          \
+        "add %[in], %[in], %[next]\n\t"                                                        \
+        KILN_SDOT_ASM_TABLES("t1")                                                             \
+        "ldr %[t1], [%[shape], #40]\n\t"                                                       \
+        "cbz %[t1], 3f\n\t"                                                                    \
+        KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE)                                                \
+        "b 4f\n\t"                                                                             \
+        "3:\n\t"                                                                               \
+        KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE_LEFT)                                           \
+        "4:\n\t"                                                                               \
+        KILN_SDOT_ASM_STORE8                                                                   \
+        "subs %[n], %[n], #1\n\t"                                                              \
+        "b.ne 1b\n\t"                                                                          \
+        "mov %[w], %[wp]\n\t"                                                                  \
+        "add %[rq], %[rq], #128\n\t"                                                           \
+        "add %[out], %[out], #8\n\t"                                                           \
+        "subs %[blocks], %[blocks], #1\n\t"                                                    \
+        "b.ne 0b\n\t"                                                                          \
+        : [in] "=&r"(cursor), [t0] "=&r"(t0), [n] "=&r"(n), [out] "+&r"(out), [w] "+&r"(w), [rq] "+&r"(rq), \
+          [blocks] "+&r"(blocks), [wp] "=&r"(wp), [g] "=&r"(g), [r] "=&r"(r), [t1] "=&r"(t1),  \
+          [o1] "=&r"(o1), [o2] "=&r"(o2), [o3] "=&r"(o3), [o4] "=&r"(o4), [o5] "=&r"(o5),        \
+          [o6] "=&r"(o6), [o7] "=&r"(o7), [next] "=&r"(next)                                   \
+        : [off] "r"(offsets), [shape] "r"(shape), [stage] "r"(s), [stride] "r"(out_stride)     \
+        : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", \
+          "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", \
+          "v27", "v28", "v29", "v30", "v31")
 /* kiln_neon_sdot8_windows for windows three pixels wide at stride 1, of 16k channels: per
  * kernel row and 16-k group h of the channels, the ten pixels under the eight windows are
- * loaded once (pixels j .. j + 9, offsets[0..6] = 1..7 pixels; their 16 bytes at h) and each
- * kernel column kx takes pixels kx .. kx + 7 (against 24 loads of the same bytes when each
- * window's row is read on its own: 209 instructions per 192 SDOTs, not 228). Weights in the
- * order row, h, kx (repack: sdot_slide_order); shape = {channel groups c, rows, bytes from
- * a row's end (c * 16 past its start) to the next row, the first pixel, pixel groups, right};
- * offsets[7]: from where the k loop leaves the cursor to the next group of eight pixels. */
+ * loaded once (pixels j .. j + 9, offsets[0..6] = 1..7 pixels; their 16 bytes at h; of 16
+ * channels, three LD1) and each kernel column kx takes pixels kx .. kx + 7 (against 24 loads
+ * of the same bytes when each window's row is read on its own: 209 instructions per 192
+ * SDOTs, not 228; 202 at 16 channels). Weights in the order row, h, kx (repack:
+ * sdot_slide_order); shape = {channel groups c, rows, bytes from a row's end (c * 16 past
+ * its start) to the next row, the first pixel, pixel groups, right}; offsets[7]: from where
+ * the k loop leaves the cursor to the next group of eight pixels. */
 KILN_NEON_INLINE void kiln_neon_sdot8_slide3(const int8_t *w, const int64_t offsets[8], const int64_t shape[6],
                                              int64_t blocks, const int32_t *rq, const kiln_neon_stage *s,
                                              int8_t *out, int64_t out_stride)
@@ -492,70 +569,11 @@ KILN_NEON_INLINE void kiln_neon_sdot8_slide3(const int8_t *w, const int64_t offs
     const int8_t *cursor;
     int8_t *t0;
     int64_t g, r, n, t1, o1, o2, o3, o4, o5, o6, o7, next;
-    __asm__ volatile(
-        "ldp %[o1], %[o2], [%[off]]\n\t"
-        "ldp %[o3], %[o4], [%[off], #16]\n\t"
-        "ldp %[o5], %[o6], [%[off], #32]\n\t"
-        "ldp %[o7], %[next], [%[off], #48]\n\t"
-        "0:\n\t"
-        "ldr %[in], [%[shape], #24]\n\t"
-        "mov %[t0], %[out]\n\t"
-        "ldr %[n], [%[shape], #32]\n\t"
-        "1:\n\t"
-        "ldr q0, [%[rq]]\n\t"
-        "ldr q1, [%[rq], #64]\n\t"
-        KILN_SDOT_ASM_SPREAD_BIAS
-        "mov %[wp], %[w]\n\t"
-        "ldr %[r], [%[shape], #8]\n\t"
-        "5:\n\t"
-        "ldr %[g], [%[shape]]\n\t"
-        "2:\n\t"
-        "ldr q20, [%[in]]\n\t"
-        "ldr q21, [%[in], %[o1]]\n\t"
-        "ldr q22, [%[in], %[o2]]\n\t"
-        "ldr q23, [%[in], %[o3]]\n\t"
-        "ldr q24, [%[in], %[o4]]\n\t"
-        "ldr q25, [%[in], %[o5]]\n\t"
-        "ldr q26, [%[in], %[o6]]\n\t"
-        "ldr q27, [%[in], %[o7]]\n\t"
-        "add %[t1], %[in], %[o7]\n\t"
-        "ldr q28, [%[t1], %[o1]]\n\t"
-        "ldr q29, [%[t1], %[o2]]\n\t"
-        "add %[in], %[in], #16\n\t"
-        KILN_SDOT_ASM_TAP("v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27")
-        KILN_SDOT_ASM_TAP("v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28")
-        "subs %[g], %[g], #1\n\t"
-        KILN_SDOT_ASM_TAP("v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29")
-        "b.ne 2b\n\t"
-        "ldr %[t1], [%[shape], #16]\n\t"
-        "add %[in], %[in], %[t1]\n\t"
-        "subs %[r], %[r], #1\n\t"
-        "b.ne 5b\n\t"
-        "add %[in], %[in], %[next]\n\t"
-        KILN_SDOT_ASM_TABLES("t1")
-        "ldr %[t1], [%[shape], #40]\n\t"
-        "cbz %[t1], 3f\n\t"
-        KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE)
-        "b 4f\n\t"
-        "3:\n\t"
-        KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE_LEFT)
-        "4:\n\t"
-        KILN_SDOT_ASM_STORE8
-        "subs %[n], %[n], #1\n\t"
-        "b.ne 1b\n\t"
-        "mov %[w], %[wp]\n\t"
-        "add %[rq], %[rq], #128\n\t"
-        "add %[out], %[out], #8\n\t"
-        "subs %[blocks], %[blocks], #1\n\t"
-        "b.ne 0b\n\t"
-        : [in] "=&r"(cursor), [t0] "=&r"(t0), [n] "=&r"(n), [out] "+&r"(out), [w] "+&r"(w), [rq] "+&r"(rq),
-          [blocks] "+&r"(blocks), [wp] "=&r"(wp), [g] "=&r"(g), [r] "=&r"(r), [t1] "=&r"(t1),
-          [o1] "=&r"(o1), [o2] "=&r"(o2), [o3] "=&r"(o3), [o4] "=&r"(o4), [o5] "=&r"(o5), [o6] "=&r"(o6),
-          [o7] "=&r"(o7), [next] "=&r"(next)
-        : [off] "r"(offsets), [shape] "r"(shape), [stage] "r"(s), [stride] "r"(out_stride)
-        : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
-          "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
-          "v29", "v30", "v31");
+    if (offsets[0] == 16) {
+        KILN_SDOT_ASM_SLIDE3(KILN_SDOT_ASM_TEN_16);
+    } else {
+        KILN_SDOT_ASM_SLIDE3(KILN_SDOT_ASM_TEN_ANY);
+    }
     (void)cursor; /* stepped by the loop, not read after it */
     (void)t0;
     (void)n;
@@ -572,6 +590,9 @@ KILN_NEON_INLINE void kiln_neon_sdot8_slide3(const int8_t *w, const int64_t offs
     (void)o7;
     (void)next;
 }
+#undef KILN_SDOT_ASM_SLIDE3
+#undef KILN_SDOT_ASM_TEN_16
+#undef KILN_SDOT_ASM_TEN_ANY
 #undef KILN_SDOT_ASM_TAP
 #undef KILN_SDOT_ASM_LANE8
 #undef KILN_SDOT_ASM_SCALE_LEFT
