@@ -71,6 +71,11 @@ CONV = [
     # NEON: windows whose last group holds 8 bytes or fewer (40 = 16 + 16 + 8, 18 = 16 + 2), 25 pixels
     ((2, 5, 5, 40), (9, 1, 1, 40), {"in_zp": -128}),
     ((1, 9, 9, 2), (6, 3, 3, 2), {"strides": (2, 2), "pads": (1, 1, 1, 1)}),
+    # SDOT: stride-1 pointwise whose last 6 or 7 pixels run as one more group overlapping the one
+    # before; a clamp that bites (relu6) and one that does not (no activation: left out)
+    ((1, 3, 5, 32), (16, 1, 1, 32), {"activation": "relu6", "out_zp": 20}),  # 15 pixels
+    ((2, 2, 7, 8), (8, 1, 1, 8), {"in_zp": 5}),  # 14 pixels per image, 8 channels
+    ((1, 1, 15, 16), (24, 1, 1, 16), {"gain": 400.0}),  # left shifts, 15 pixels in one row
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded
@@ -159,6 +164,20 @@ def test_sdot_tile_with_as_many_kernel_rows_as_groups_of_16_k(target):
     g = int8_layer("Conv2D", (1, 6, 5, 16), (5, 3, 3, 16), seed=9300, pads=(1, 1, 1, 1), gain=60.0)
     res = build(g, target)
     run_and_compare(g, res, target, random_samples(res.manifest["inputs"], 2, seed=5))
+
+
+@pytest.mark.parametrize("shape, weights, attrs", [
+    ((1, 3, 5, 32), (16, 1, 1, 32), {"activation": "relu", "out_zp": -128}),  # the clamp left out
+    ((1, 3, 5, 32), (16, 1, 1, 32), {"activation": "relu6", "out_zp": 20}),
+    ((1, 2, 7, 8), (8, 1, 1, 8), {"activation": "relu", "out_zp": -128}),
+    ((1, 2, 7, 8), (8, 1, 1, 8), {"activation": "relu6", "out_zp": 20}),
+])
+def test_sdot_pointwise_alone_with_and_without_the_clamp(shape, weights, attrs):
+    """Each pointwise assembly loop's output stage, with and without its clamp, in a program of
+    its own (its constants reach the assembly), the last pixels as an overlapping group."""
+    g = int8_layer("Conv2D", shape, weights, seed=9310, **attrs)
+    res = build(g, "cortex-a76")
+    run_and_compare(g, res, "cortex-a76", random_samples(res.manifest["inputs"], 2, seed=5))
 
 
 def test_neon_add_and_average_pool_equal_the_reference():
