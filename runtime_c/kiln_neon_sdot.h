@@ -75,6 +75,19 @@
     "smin " a ".16b, " a ".16b, v26.16b\n\t"                                                \
     "st1 {" a ".d}[0], [%[t0]], %[stride]\n\t"                                              \
     "st1 {" a ".d}[1], [%[t0]], %[stride]\n\t"
+/* KILN_SDOT_ASM_PAIR without the clamp, for layers whose clamp is int8's own range (which the
+ * narrowing saturates to: a ReLU whose output zero point is -128, or no activation). */
+#define KILN_SDOT_ASM_PAIR_UNCLAMPED(a, b, c, d)                                              \
+    "sqxtn " a ".4h, " a ".4s\n\t"                                                          \
+    "sqxtn " c ".4h, " c ".4s\n\t"                                                          \
+    "sqxtn2 " a ".8h, " b ".4s\n\t"                                                         \
+    "sqxtn2 " c ".8h, " d ".4s\n\t"                                                         \
+    "sqadd " a ".8h, " a ".8h, v24.8h\n\t"                                                  \
+    "sqadd " c ".8h, " c ".8h, v24.8h\n\t"                                                  \
+    "sqxtn " a ".8b, " a ".8h\n\t"                                                          \
+    "sqxtn2 " a ".16b, " c ".8h\n\t"                                                        \
+    "st1 {" a ".d}[0], [%[t0]], %[stride]\n\t"                                              \
+    "st1 {" a ".d}[1], [%[t0]], %[stride]\n\t"
 /* The sixteen accumulators v0..v15 started from the bias in v0 (rows 0-3) and v1 (rows 4-7). */
 #define KILN_SDOT_ASM_SPREAD_BIAS                                                             \
     "mov v2.16b, v0.16b\n\t" "mov v3.16b, v1.16b\n\t" "mov v4.16b, v0.16b\n\t" "mov v5.16b, v1.16b\n\t"  \
@@ -95,6 +108,9 @@
 #define KILN_SDOT_ASM_STORE8                                                                  \
     KILN_SDOT_ASM_PAIR("v0", "v1", "v2", "v3") KILN_SDOT_ASM_PAIR("v4", "v5", "v6", "v7")    \
     KILN_SDOT_ASM_PAIR("v8", "v9", "v10", "v11") KILN_SDOT_ASM_PAIR("v12", "v13", "v14", "v15")
+#define KILN_SDOT_ASM_STORE8_UNCLAMPED                                                        \
+    KILN_SDOT_ASM_PAIR_UNCLAMPED("v0", "v1", "v2", "v3") KILN_SDOT_ASM_PAIR_UNCLAMPED("v4", "v5", "v6", "v7") \
+    KILN_SDOT_ASM_PAIR_UNCLAMPED("v8", "v9", "v10", "v11") KILN_SDOT_ASM_PAIR_UNCLAMPED("v12", "v13", "v14", "v15")
 /* The rest of a 16-k group once its first weight quads (v16-v19) and the eight columns
  * (v24-v31) are loaded: its four lanes' SDOTs, the second weight quads loaded from `wptr`
  * between, the group count `g` stepped and the loop back to label 2. */
@@ -215,13 +231,25 @@ KILN_NEON_INLINE void kiln_neon_sdot8_tile8(const int8_t **w, const int8_t *cons
 #define KILN_SDOT_ASM_PIXELS(a0, b0, a1, b1, x)                                                  \
     KILN_SDOT_ASM_COL(a0, b0, x, "v16", "v18", "0") KILN_SDOT_ASM_COL(a0, b0, x, "v20", "v22", "1")  \
     KILN_SDOT_ASM_COL(a1, b1, x, "v16", "v18", "2") KILN_SDOT_ASM_COL(a1, b1, x, "v20", "v22", "3")
+/* A group of eight pixels of eight channels (64 bytes from `in`, which moves past them): the
+ * accumulators from the bias, the 32 SDOTs, the output stage's scaling. */
+#define KILN_SDOT_ASM_GROUP8_SCALED                                                              \
+    "ldr q0, [%[rq]]\n\t"                                                                      \
+    "ldr q1, [%[rq], #64]\n\t"                                                                 \
+    "ld1 {v27.16b - v30.16b}, [%[in]], #64\n\t"                                                \
+    KILN_SDOT_ASM_SPREAD_BIAS                                                                    \
+    KILN_SDOT_ASM_PIXELS("v0", "v1", "v2", "v3", "v27") KILN_SDOT_ASM_PIXELS("v4", "v5", "v6", "v7", "v28") \
+    KILN_SDOT_ASM_PIXELS("v8", "v9", "v10", "v11", "v29")                                        \
+    KILN_SDOT_ASM_PIXELS("v12", "v13", "v14", "v15", "v30")                                      \
+    KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE)
 /* A pointwise layer of eight input channels (two quads: at stride 1 eight pixels are 64
  * contiguous bytes, one load) whose channels all shift right, for one block of eight output
  * channels (weights w: its 64 packed bytes, kept in registers; table rq) over `groups` groups
  * of eight pixels from `in` on, each pixel's eight bytes stored at out + j * out_stride. The
  * generic tile spends on such a layer more on its loop, column set-up and broadcast loads
- * (LD1R per quad and pixel) than on its 32 SDOTs; here a group is 147 instructions: the
- * accumulators started from the bias, 32 SDOTs, the output stage of kiln_neon_sdot8_tile8. */
+ * (LD1R per quad and pixel) than on its 32 SDOTs; here a group is 147 instructions (139 unclamped): the
+ * accumulators started from the bias, 32 SDOTs, the output stage of kiln_neon_sdot8_tile8 (its
+ * clamp left out where the stage's does nothing). */
 KILN_NEON_INLINE void kiln_neon_sdot8_pointwise8(const int8_t *w, const int8_t *in, int64_t groups,
                                                  const int32_t *rq, const kiln_neon_stage *s, int8_t *out,
                                                  int64_t out_stride)
@@ -236,20 +264,22 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise8(const int8_t *w, const int8_t *
         "ldr q21, [%[rq], #80]\n\t"
         "ldr q23, [%[rq], #112]\n\t"
         "ld1 {v24.16b - v26.16b}, [%[stage]]\n\t"
+        "cbnz %[clamp], 3f\n\t"
         "1:\n\t"
-        "ldr q0, [%[rq]]\n\t"
-        "ldr q1, [%[rq], #64]\n\t"
-        "ld1 {v27.16b - v30.16b}, [%[in]], #64\n\t"
-        KILN_SDOT_ASM_SPREAD_BIAS
-        KILN_SDOT_ASM_PIXELS("v0", "v1", "v2", "v3", "v27") KILN_SDOT_ASM_PIXELS("v4", "v5", "v6", "v7", "v28")
-        KILN_SDOT_ASM_PIXELS("v8", "v9", "v10", "v11", "v29")
-        KILN_SDOT_ASM_PIXELS("v12", "v13", "v14", "v15", "v30")
-        KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE)
-        KILN_SDOT_ASM_STORE8
+        KILN_SDOT_ASM_GROUP8_SCALED
+        KILN_SDOT_ASM_STORE8_UNCLAMPED
         "subs %[groups], %[groups], #1\n\t"
         "b.ne 1b\n\t"
+        "b 4f\n\t"
+        "3:\n\t"
+        KILN_SDOT_ASM_GROUP8_SCALED
+        KILN_SDOT_ASM_STORE8
+        "subs %[groups], %[groups], #1\n\t"
+        "b.ne 3b\n\t"
+        "4:\n\t"
         : [in] "+&r"(in), [t0] "+&r"(out), [groups] "+&r"(groups)
-        : [w] "r"(w), [rq] "r"(rq), [stage] "r"(s), [stride] "r"(out_stride)
+        : [w] "r"(w), [rq] "r"(rq), [stage] "r"(s), [clamp] "r"((int64_t)(s->clamp_lo | s->clamp_hi)),
+          [stride] "r"(out_stride)
         : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
           "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
           "v29", "v30");
@@ -292,7 +322,8 @@ static __attribute__((noinline)) void kiln_neon_sdot8_pointwise8_blocks(const in
  * at offsets 0, pitch .. 7 pitch from one cursor; no column set-up), the
  * accumulators from the bias, the k loop of kiln_neon_sdot8_tile8, then its output stage with
  * `right`, else with the left shifts of kiln_neon_scale4q (table: bias, multiplier, left
- * shift, minus right shift per four rows, read into v16-v19, v20-v23). */
+ * shift, minus right shift per four rows, read into v16-v19, v20-v23), the clamp left out
+ * where the stage's does nothing. */
 KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *in, int64_t in_c,
                                                 const int64_t offsets[8], int64_t groups, int64_t blocks,
                                                 const int32_t *rq, const kiln_neon_stage *s, int64_t right,
@@ -333,13 +364,21 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
         KILN_SDOT_ASM_TABLES("t1")
         "cbz %[right], 3f\n\t"
         KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE)
-        "b 4f\n\t"
-        "3:\n\t"
-        KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE_LEFT)
         "4:\n\t"
+        "cbnz %[clamp], 5f\n\t"
+        KILN_SDOT_ASM_STORE8_UNCLAMPED
+        "subs %[n], %[n], #1\n\t"
+        "b.ne 1b\n\t"
+        "b 6f\n\t"
+        "5:\n\t"
         KILN_SDOT_ASM_STORE8
         "subs %[n], %[n], #1\n\t"
         "b.ne 1b\n\t"
+        "b 6f\n\t"
+        "3:\n\t"
+        KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE_LEFT)
+        "b 4b\n\t"
+        "6:\n\t"
         "mov %[w], %[wp]\n\t"
         "add %[rq], %[rq], #128\n\t"
         "add %[out], %[out], #8\n\t"
@@ -350,7 +389,8 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
           [o1] "=&r"(o1), [o2] "=&r"(o2), [o3] "=&r"(o3), [o4] "=&r"(o4), [o5] "=&r"(o5), [o6] "=&r"(o6),
           [o7] "=&r"(o7), [next] "=&r"(next)
         : [first] "r"(in), [groups] "r"(groups), [k16] "r"(in_c / 16), [off] "r"(offsets),
-          [stage] "r"(s), [right] "r"(right), [stride] "r"(out_stride)
+          [stage] "r"(s), [right] "r"(right), [clamp] "r"((int64_t)(s->clamp_lo | s->clamp_hi)),
+          [stride] "r"(out_stride)
         : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
           "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
           "v29", "v30", "v31");
@@ -596,6 +636,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_slide3(const int8_t *w, const int64_t offs
 #undef KILN_SDOT_ASM_TAP
 #undef KILN_SDOT_ASM_LANE8
 #undef KILN_SDOT_ASM_SCALE_LEFT
+#undef KILN_SDOT_ASM_GROUP8_SCALED
 #undef KILN_SDOT_ASM_PIXELS
 #undef KILN_SDOT_ASM_STEP
 #undef KILN_SDOT_ASM_GROUP
@@ -604,6 +645,8 @@ KILN_NEON_INLINE void kiln_neon_sdot8_slide3(const int8_t *w, const int64_t offs
 #undef KILN_SDOT_ASM_TABLES
 #undef KILN_SDOT_ASM_SPREAD_BIAS
 #undef KILN_SDOT_ASM_PAIR
+#undef KILN_SDOT_ASM_STORE8_UNCLAMPED
+#undef KILN_SDOT_ASM_PAIR_UNCLAMPED
 #undef KILN_SDOT_ASM_SCALE
 #undef KILN_SDOT_ASM_LANE
 #undef KILN_SDOT_ASM_COL

@@ -89,6 +89,11 @@ CONV = [
     ((2, 10, 20, 3), (16, 3, 3, 3), {"strides": (2, 2), "pads": (1, 1, 1, 1), "gain": 3000.0}),
     ((1, 9, 11, 2), (16, 5, 5, 2), {"pads": (2, 2, 2, 2), "in_zp": 40}),
     ((1, 9, 11, 2), (12, 5, 5, 2), {"pads": (2, 2, 2, 2), "activation": "relu6"}),
+    # SDOT: stride-1 pointwise whose last 6 or 7 pixels run as one more group overlapping the one
+    # before; a clamp that bites (relu6) and one that does not (no activation: left out)
+    ((1, 3, 5, 32), (16, 1, 1, 32), {"activation": "relu6", "out_zp": 20}),  # 15 pixels
+    ((2, 2, 7, 8), (8, 1, 1, 8), {"in_zp": 5}),  # 14 pixels per image, 8 channels
+    ((1, 1, 15, 16), (24, 1, 1, 16), {"gain": 400.0}),  # left shifts, 15 pixels in one row
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded
@@ -110,6 +115,18 @@ DEPTHWISE = [
     ((1, 12, 5, 32), (1, 3, 3, 32), {"strides": (2, 2), "pads": (0, 0, 1, 1), "in_zp": 9}),  # SAME, stride 2, columns
     ((1, 9, 2, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1), "gain": 90.0}),  # no inner column: both columns padded
     ((1, 3, 3, 8), (1, 3, 3, 8), {"pads": (1, 1, 1, 1)}),  # 8 channels, one inner pixel: no pixel pair
+    # k_h x 1 windows down the columns (kiln_depthwise_conv2d_s8_columns): one run per block
+    # (a column image: 16 + 16 + 8 channels), rows of their own (stride 2 along the rows),
+    # padding rows left to the per-pixel loop, dilated rows, 15 taps; a clamp that bites
+    ((1, 12, 1, 40), (1, 5, 1, 40), {"in_zp": -128}),
+    ((2, 9, 5, 16), (1, 3, 1, 16), {"strides": (1, 2), "pads": (1, 0, 1, 0), "activation": "relu6"}),
+    ((1, 16, 2, 8), (1, 4, 1, 8), {"strides": (2, 1), "dilations": (2, 1), "in_zp": 7}),
+    ((1, 17, 1, 16), (1, 15, 1, 16), {"activation": "relu", "out_zp": -128}),
+    # not the column path (though its 3-tap clamped copy is there): left shifts; a padding
+    # column on the right; then a single output pixel
+    ((1, 8, 1, 16), (1, 3, 1, 16), {"gain": 3000.0, "activation": "relu6"}),
+    ((1, 6, 2, 16), (1, 3, 1, 16), {"pads": (1, 0, 1, 1), "activation": "relu6"}),
+    ((1, 10, 1, 24), (1, 10, 1, 24), {}),
 ]
 FULLY_CONNECTED = [
     ((1, 64), (12, 64), {}),  # rows read in place
@@ -177,6 +194,33 @@ def test_sdot_tile_with_as_many_kernel_rows_as_groups_of_16_k(target):
     g = int8_layer("Conv2D", (1, 6, 5, 16), (5, 3, 3, 16), seed=9300, pads=(1, 1, 1, 1), gain=60.0)
     res = build(g, target)
     run_and_compare(g, res, target, random_samples(res.manifest["inputs"], 2, seed=5))
+
+
+@pytest.mark.parametrize("shape, weights, attrs", [
+    ((1, 3, 5, 32), (16, 1, 1, 32), {"activation": "relu", "out_zp": -128}),  # the clamp left out
+    ((1, 3, 5, 32), (16, 1, 1, 32), {"activation": "relu6", "out_zp": 20}),
+    ((1, 2, 7, 8), (8, 1, 1, 8), {"activation": "relu", "out_zp": -128}),
+    ((1, 2, 7, 8), (8, 1, 1, 8), {"activation": "relu6", "out_zp": 20}),
+])
+def test_sdot_pointwise_alone_with_and_without_the_clamp(shape, weights, attrs):
+    """Each pointwise assembly loop's output stage, with and without its clamp, in a program of
+    its own (its constants reach the assembly), the last pixels as an overlapping group."""
+    g = int8_layer("Conv2D", shape, weights, seed=9310, **attrs)
+    res = build(g, "cortex-a76")
+    run_and_compare(g, res, "cortex-a76", random_samples(res.manifest["inputs"], 2, seed=5))
+
+
+@pytest.mark.parametrize("shape, weights, attrs", [
+    ((1, 12, 1, 40), (1, 5, 1, 40), {"in_zp": -128}),
+    ((2, 9, 5, 16), (1, 3, 1, 16), {"strides": (1, 2), "pads": (1, 0, 1, 0), "activation": "relu6"}),
+])
+def test_depthwise_column_copy_alone(shape, weights, attrs):
+    """A k_h x 1 layer's column copy in a program of its own (its constants reach the copy)."""
+    g = int8_layer("DepthwiseConv2D", shape, weights, seed=9311, **attrs)
+    res = build(g, "cortex-a72")
+    assert [dict(c.template_vars)["column_copies"] for c in res.lowered.calls] == [((weights[1],
+                                                                                       int("activation" in attrs)),)]
+    run_and_compare(g, res, "cortex-a72", random_samples(res.manifest["inputs"], 2, seed=5))
 
 
 def test_neon_add_and_average_pool_equal_the_reference():
