@@ -89,6 +89,10 @@ CONV = [
     ((2, 10, 20, 3), (16, 3, 3, 3), {"strides": (2, 2), "pads": (1, 1, 1, 1), "gain": 3000.0}),
     ((1, 9, 11, 2), (16, 5, 5, 2), {"pads": (2, 2, 2, 2), "in_zp": 40}),
     ((1, 9, 11, 2), (12, 5, 5, 2), {"pads": (2, 2, 2, 2), "activation": "relu6"}),
+    # compacted windows over rows narrower than a tile (a band's pixels one run): the KWS stem
+    # (10x4 over 49x10, stride 2: 25 rows of 5, bands of 8 rows, the last of 1), a small one
+    ((1, 49, 10, 1), (64, 10, 4, 1), {"strides": (2, 2), "pads": (4, 1, 5, 1), "in_zp": 83}),
+    ((1, 12, 4, 1), (16, 10, 4, 1), {"strides": (2, 2), "pads": (4, 1, 5, 1), "gain": 3000.0}),
     # SDOT: stride-1 pointwise whose last 6 or 7 pixels run as one more group overlapping the one
     # before; a clamp that bites (relu6) and one that does not (no activation: left out)
     ((1, 3, 5, 32), (16, 1, 1, 32), {"activation": "relu6", "out_zp": 20}),  # 15 pixels

@@ -66,8 +66,8 @@ class Conv2dS8DotprodSpec(KernelSpec):
             rows = padded_window_rows(rows, shape["k_h"], 4 * row_quads)
         k4 = repack.round_up(rows.shape[1], 16 if compact else 4)
         pitch = band_pitch(shape, 16 if compact else 4 * row_quads) if banded else 0
-        per_band = output_rows_per_band(shape, pitch) if banded else 0
-        columns = shape["out_w"] if compact else COLS  # compact: a whole output row's windows
+        per_band = output_rows_per_band(shape, pitch, k4 if compact else 0) if banded else 0
+        columns = per_band * shape["out_w"] if compact else COLS  # compact: a whole band's windows
         scratch = 4 if direct else columns * k4 + (16 + band_input_rows(shape, per_band) * pitch if banded else 0)
         blocks = repack.sdot_gemm_blocks(rows, 16 if compact else 4)
         slide = banded and slides(shape)
@@ -114,8 +114,11 @@ def banded_layer(shape: dict) -> bool:
     """Whether the layer runs on bands (the input rows of a few output rows copied to scratch
     with their padding): windows read in place by rows (dilation_w 1), some in the padding,
     and output rows of at least one whole tile of eight pixels (narrower rows keep the tiles
-    that span rows)."""
-    if pointwise_in_place(shape) or shape["dilation_w"] != 1 or shape["out_w"] < COLS:
+    that span rows), or windows compacted (a band's windows one run of columns, rows of any
+    width: the KWS stem's 10x4 windows over 5-pixel rows)."""
+    if pointwise_in_place(shape) or shape["dilation_w"] != 1:
+        return False
+    if shape["out_w"] < COLS and not compact_windows(shape):
         return False
     reach_h = (shape["out_h"] - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
     reach_w = (shape["out_w"] - 1) * shape["stride_w"] + shape["k_w"]
@@ -161,10 +164,10 @@ def band_input_rows(shape: dict, output_rows: int) -> int:
     return (output_rows - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
 
 
-def output_rows_per_band(shape: dict, pitch: int) -> int:
-    """Output rows per band: up to BAND_OUTPUT_ROWS, as long as the band stays within
-    BAND_BYTES (always at least one)."""
+def output_rows_per_band(shape: dict, pitch: int, column: int = 0) -> int:
+    """Output rows per band: up to BAND_OUTPUT_ROWS, as long as the band (and, compacted, its
+    windows' columns of `column` bytes) stays within BAND_BYTES (always at least one)."""
     rows = min(shape["out_h"], BAND_OUTPUT_ROWS)
-    while rows > 1 and band_input_rows(shape, rows) * pitch > BAND_BYTES:
+    while rows > 1 and band_input_rows(shape, rows) * pitch + rows * shape["out_w"] * column > BAND_BYTES:
         rows -= 1
     return rows
