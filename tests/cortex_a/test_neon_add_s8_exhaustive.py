@@ -21,6 +21,7 @@ from ops.linear_testing import merge  # tests/ops, a namespace package beside th
 pytestmark = pytest.mark.usefixtures("cortex_a")
 
 PAIRS = (1, 16, 64, 64)  # 65,536 elements: input a's value is the high byte of the index, b's the low
+ROWS, COLUMN = (1, 256, 1, 256), (1, 256, 1, 1)  # the same pairs with b one value per row (stride 0)
 
 # (scale a, zero point a, scale b, zero point b, output scale, output zero point, activation)
 CASES = [
@@ -43,25 +44,34 @@ def seeded_cases(seed: int, count: int) -> list[tuple]:
              str(rng.choice(["none", "relu"]))) for _ in range(count)]
 
 
-def add_graph(sa, za, sb, zb, so, zo, activation):
+def add_graph(sa, za, sb, zb, so, zo, activation, shapes=(PAIRS, PAIRS)):
     b = GraphBuilder("add_pairs")
-    y = b.node("Add", [b.input("a", "int8", PAIRS, Quant.of(sa, za)), b.input("b", "int8", PAIRS, Quant.of(sb, zb))],
+    y = b.node("Add", [b.input("a", "int8", shapes[0], Quant.of(sa, za)),
+                       b.input("b", "int8", shapes[1], Quant.of(sb, zb))],
                activation=activation, quant=Quant.of(so, zo))
     return b.output(y).build()
 
 
-def every_pair() -> tuple[np.ndarray, np.ndarray]:
+def every_pair(shape_a, shape_b) -> tuple[np.ndarray, np.ndarray]:
+    if shape_b == COLUMN:
+        return (np.arange(256 * 256) % 256 - 128).astype(np.int8).reshape(ROWS), \
+            (np.arange(256) - 128).astype(np.int8).reshape(COLUMN)
     index = np.arange(256 * 256)
     return ((index >> 8) - 128).astype(np.int8).reshape(PAIRS), ((index & 255) - 128).astype(np.int8).reshape(PAIRS)
 
 
 @pytest.mark.parametrize("target", ["cortex-a53", "cortex-a76"])
-def test_neon_add_of_every_input_pair_equals_tflm(target):
+@pytest.mark.parametrize("shapes", [(PAIRS, PAIRS), (ROWS, COLUMN)], ids=["contiguous", "broadcast"])
+def test_neon_add_of_every_input_pair_equals_tflm(target, shapes):
+    """Both forms of the sixteen-lane loop are reached: TFLM's roundings, and the fast form
+    where codegen/kernels/neon/add_bcast_s8.py found it equal to them on every pair."""
     cases = CASES + seeded_cases(9410, 6)
-    g, ins, _ = merge([add_graph(*case) for case in cases])
+    g, ins, _ = merge([add_graph(*case, shapes=shapes) for case in cases])
     res = build(g, target)
-    shifts = sorted(c.params["q.output_shift"] for c in res.lowered.calls if c.kernel == "add_bcast_s8")
-    assert {-15, -16, -23, -24} <= set(shifts)
-    a, b = every_pair()
+    calls = [c.params for c in res.lowered.calls if c.kernel == "add_bcast_s8"]
+    assert {-15, -16, -23, -24} <= {c["q.output_shift"] for c in calls}
+    sixteen = [c["fast"] for c in calls if -23 <= c["q.output_shift"] <= -16]
+    assert sixteen.count(1) >= 5 and sixteen.count(0) >= 2
+    a, b = every_pair(*shapes)
     feed = {name: (a if name.startswith("a") else b) for names in ins for name in names}
     assert_bit_exact(g, [feed], qemu_user.run_generated(res.files, "t", [feed], load_target(target)))
