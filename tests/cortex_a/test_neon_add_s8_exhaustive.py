@@ -75,3 +75,26 @@ def test_neon_add_of_every_input_pair_equals_tflm(target, shapes):
     a, b = every_pair(*shapes)
     feed = {name: (a if name.startswith("a") else b) for names in ins for name in names}
     assert_bit_exact(g, [feed], qemu_user.run_generated(res.files, "t", [feed], load_target(target)))
+
+
+def test_fast_form_is_refused_where_it_differs_from_tflm():
+    """The first case's fast form differs from TFLM on some pair with every constant tried:
+    the compile-time check is what keeps it out (its call runs TFLM's roundings); the third
+    case's passes."""
+    from dataclasses import fields
+
+    from codegen.kernels.neon.add_bcast_s8 import every_pair as pairs, fast_candidates, fast_constants, fast_outputs
+    from codegen.kernels.reference.families import AddQ
+    from codegen.quant import add_int8
+    from codegen.quant.params import add_sub_params
+
+    def block(sa, za, sb, zb, so, zo, activation):
+        p = add_sub_params("add", sa, za, sb, zb, so, zo, activation)
+        return p, AddQ(*(getattr(p, f.name) for f in fields(p)))
+
+    p, q = block(*CASES[0])
+    multiplier, output_multiplier, rounds = fast_candidates(q)
+    tflm = add_int8(*pairs(), p)
+    assert fast_constants(q) is None
+    assert not any(np.array_equal(fast_outputs(q, multiplier, output_multiplier, r), tflm) for r in rounds)
+    assert fast_constants(block(*CASES[2])[1]) is not None

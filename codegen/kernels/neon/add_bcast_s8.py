@@ -73,13 +73,10 @@ def fast_outputs(q: AddQ, multiplier: int, output_multiplier: int, round_: int) 
     return np.clip(np.clip(raised >> 16, -128, 127), q.act_min, q.act_max)
 
 
-def fast_constants(q: AddQ) -> tuple[int, int, int] | None:
-    """(fast_multiplier, fast_output_multiplier, fast_round) with which the fast loop equals
-    TFLM's Add on every pair, or None. The round constant is the output's rounding and zero
-    point plus the two input offsets carried through both multipliers, tried rounded to
-    nearest then one either side."""
-    if not sixteen_lanes(q):
-        return None
+def fast_candidates(q: AddQ) -> tuple[int, int, tuple[int, ...]]:
+    """The fast loop's multipliers and the round constants to try: the output's rounding and
+    zero point plus the two input offsets carried through both multipliers, rounded to
+    nearest, then one either side."""
     halved_1 = (q.input1_multiplier, q.input1_shift) == HALF
     m, shift = (q.input2_multiplier, q.input2_shift) if halved_1 else (q.input1_multiplier, q.input1_shift)
     offset_h, offset_o = (q.input1_offset, q.input2_offset) if halved_1 else (q.input2_offset, q.input1_offset)
@@ -87,9 +84,18 @@ def fast_constants(q: AddQ) -> tuple[int, int, int] | None:
     output_multiplier = rounded_shift(q.output_multiplier, -q.output_shift - 16)
     offsets = (offset_o * multiplier / 2 ** 7 + offset_h * 2 ** 19) * output_multiplier / 2 ** 31
     base = ((2 * q.output_offset + 1) << 15) + int(np.floor(offsets + 0.5))
+    return multiplier, output_multiplier, (base, base - 1, base + 1)
+
+
+def fast_constants(q: AddQ) -> tuple[int, int, int] | None:
+    """(fast_multiplier, fast_output_multiplier, fast_round) with which the fast loop equals
+    TFLM's Add on every pair of inputs, or None."""
+    if not sixteen_lanes(q):
+        return None
+    multiplier, output_multiplier, rounds = fast_candidates(q)
     x1, x2 = every_pair()
     tflm = add_int8(x1, x2, AddSubParams(*(getattr(q, f.name) for f in fields(q))))  # AddQ: its fields renamed
-    for round_ in (base, base - 1, base + 1):
+    for round_ in rounds:
         out = fast_outputs(q, multiplier, output_multiplier, round_)
         if out is not None and np.array_equal(out, tflm):
             return multiplier, output_multiplier, round_
