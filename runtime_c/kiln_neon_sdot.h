@@ -315,6 +315,38 @@ static __attribute__((noinline)) void kiln_neon_sdot8_pointwise8_blocks(const in
     "sqadd " b ".4s, " b ".4s, v28.4s\n\t"                                                  \
     "srshl " a ".4s, " a ".4s, v19.4s\n\t"                                                  \
     "srshl " b ".4s, " b ".4s, v23.4s\n\t"
+/* The loops over a run of pixels (kiln_neon_sdot8_pointwise, _windows, _slide3) share these
+ * steps: the seven pixel offsets and the step to the next group (offsets[0..7]); a group's
+ * accumulators from the bias, weights from the block's start; eight pixels' 16 bytes at the
+ * cursor (and the block's first weight quads), the cursor moved on by 16; the next block of
+ * eight channels (weights, table, output column) and the loop back to label 0. */
+#define KILN_SDOT_ASM_OFFSETS                                                                 \
+    "ldp %[o1], %[o2], [%[off]]\n\t"                                                          \
+    "ldp %[o3], %[o4], [%[off], #16]\n\t"                                                     \
+    "ldp %[o5], %[o6], [%[off], #32]\n\t"                                                     \
+    "ldp %[o7], %[next], [%[off], #48]\n\t"
+#define KILN_SDOT_ASM_START                                                                   \
+    "ldr q0, [%[rq]]\n\t"                                                                     \
+    "ldr q1, [%[rq], #64]\n\t"                                                                \
+    KILN_SDOT_ASM_SPREAD_BIAS                                                                 \
+    "mov %[wp], %[w]\n\t"
+#define KILN_SDOT_ASM_COLUMNS8                                                                \
+    "ld1 {v16.16b - v19.16b}, [%[wp]], #64\n\t"                                               \
+    "ldr q24, [%[in]]\n\t"                                                                    \
+    "ldr q25, [%[in], %[o1]]\n\t"                                                             \
+    "ldr q26, [%[in], %[o2]]\n\t"                                                             \
+    "ldr q27, [%[in], %[o3]]\n\t"                                                             \
+    "ldr q28, [%[in], %[o4]]\n\t"                                                             \
+    "ldr q29, [%[in], %[o5]]\n\t"                                                             \
+    "ldr q30, [%[in], %[o6]]\n\t"                                                             \
+    "ldr q31, [%[in], %[o7]]\n\t"                                                             \
+    "add %[in], %[in], #16\n\t"
+#define KILN_SDOT_ASM_NEXT_BLOCK                                                              \
+    "mov %[w], %[wp]\n\t"                                                                     \
+    "add %[rq], %[rq], #128\n\t"                                                              \
+    "add %[out], %[out], #8\n\t"                                                              \
+    "subs %[blocks], %[blocks], #1\n\t"                                                       \
+    "b.ne 0b\n\t"
 /* kiln_neon_sdot8_pointwise8 for a pointwise layer of in_c channels, a multiple of 16, and
  * any shifts, its pixels `pitch` bytes apart (in_c times the stride; offsets: pitch .. 7
  * pitch, then 8 pitch - in_c), for `blocks` blocks of eight output channels in turn (w, rq
@@ -334,31 +366,16 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
     int8_t *t0;
     int64_t g, n, t1, o1, o2, o3, o4, o5, o6, o7, next;
     __asm__ volatile(
-        "ldp %[o1], %[o2], [%[off]]\n\t"
-        "ldp %[o3], %[o4], [%[off], #16]\n\t"
-        "ldp %[o5], %[o6], [%[off], #32]\n\t"
-        "ldp %[o7], %[next], [%[off], #48]\n\t"
+        KILN_SDOT_ASM_OFFSETS
         "0:\n\t"
         "mov %[in], %[first]\n\t"
         "mov %[t0], %[out]\n\t"
         "mov %[n], %[groups]\n\t"
         "1:\n\t"
-        "ldr q0, [%[rq]]\n\t"
-        "ldr q1, [%[rq], #64]\n\t"
-        KILN_SDOT_ASM_SPREAD_BIAS
-        "mov %[wp], %[w]\n\t"
+        KILN_SDOT_ASM_START
         "mov %[g], %[k16]\n\t"
         "2:\n\t"
-        "ld1 {v16.16b - v19.16b}, [%[wp]], #64\n\t"
-        "ldr q24, [%[in]]\n\t"
-        "ldr q25, [%[in], %[o1]]\n\t"
-        "ldr q26, [%[in], %[o2]]\n\t"
-        "ldr q27, [%[in], %[o3]]\n\t"
-        "ldr q28, [%[in], %[o4]]\n\t"
-        "ldr q29, [%[in], %[o5]]\n\t"
-        "ldr q30, [%[in], %[o6]]\n\t"
-        "ldr q31, [%[in], %[o7]]\n\t"
-        "add %[in], %[in], #16\n\t"
+        KILN_SDOT_ASM_COLUMNS8
         KILN_SDOT_ASM_GROUP("wp")
         "add %[in], %[in], %[next]\n\t"
         KILN_SDOT_ASM_TABLES("t1")
@@ -379,11 +396,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
         KILN_SDOT_ASM_ALL8(KILN_SDOT_ASM_SCALE_LEFT)
         "b 4b\n\t"
         "6:\n\t"
-        "mov %[w], %[wp]\n\t"
-        "add %[rq], %[rq], #128\n\t"
-        "add %[out], %[out], #8\n\t"
-        "subs %[blocks], %[blocks], #1\n\t"
-        "b.ne 0b\n\t"
+        KILN_SDOT_ASM_NEXT_BLOCK
         : [in] "=&r"(cursor), [t0] "=&r"(t0), [n] "=&r"(n), [out] "+&r"(out), [w] "+&r"(w), [rq] "+&r"(rq),
           [blocks] "+&r"(blocks), [wp] "=&r"(wp), [g] "=&r"(g), [t1] "=&r"(t1),
           [o1] "=&r"(o1), [o2] "=&r"(o2), [o3] "=&r"(o3), [o4] "=&r"(o4), [o5] "=&r"(o5), [o6] "=&r"(o6),
@@ -427,33 +440,18 @@ KILN_NEON_INLINE void kiln_neon_sdot8_windows(const int8_t *w, const int8_t *in,
     int8_t *t0;
     int64_t g, r, n, t1, o1, o2, o3, o4, o5, o6, o7, next;
     __asm__ volatile(
-        "ldp %[o1], %[o2], [%[off]]\n\t"
-        "ldp %[o3], %[o4], [%[off], #16]\n\t"
-        "ldp %[o5], %[o6], [%[off], #32]\n\t"
-        "ldp %[o7], %[next], [%[off], #48]\n\t"
+        KILN_SDOT_ASM_OFFSETS
         "0:\n\t"
         "mov %[in], %[first]\n\t"
         "mov %[t0], %[out]\n\t"
         "mov %[n], %[groups]\n\t"
         "1:\n\t"
-        "ldr q0, [%[rq]]\n\t"
-        "ldr q1, [%[rq], #64]\n\t"
-        KILN_SDOT_ASM_SPREAD_BIAS
-        "mov %[wp], %[w]\n\t"
+        KILN_SDOT_ASM_START
         "ldr %[r], [%[shape], #8]\n\t"
         "5:\n\t"
         "ldr %[g], [%[shape]]\n\t"
         "2:\n\t"
-        "ld1 {v16.16b - v19.16b}, [%[wp]], #64\n\t"
-        "ldr q24, [%[in]]\n\t"
-        "ldr q25, [%[in], %[o1]]\n\t"
-        "ldr q26, [%[in], %[o2]]\n\t"
-        "ldr q27, [%[in], %[o3]]\n\t"
-        "ldr q28, [%[in], %[o4]]\n\t"
-        "ldr q29, [%[in], %[o5]]\n\t"
-        "ldr q30, [%[in], %[o6]]\n\t"
-        "ldr q31, [%[in], %[o7]]\n\t"
-        "add %[in], %[in], #16\n\t"
+        KILN_SDOT_ASM_COLUMNS8
         KILN_SDOT_ASM_GROUP("wp")
         "ldr %[t1], [%[shape], #16]\n\t"
         "add %[in], %[in], %[t1]\n\t"
@@ -470,11 +468,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_windows(const int8_t *w, const int8_t *in,
         KILN_SDOT_ASM_STORE8
         "subs %[n], %[n], #1\n\t"
         "b.ne 1b\n\t"
-        "mov %[w], %[wp]\n\t"
-        "add %[rq], %[rq], #128\n\t"
-        "add %[out], %[out], #8\n\t"
-        "subs %[blocks], %[blocks], #1\n\t"
-        "b.ne 0b\n\t"
+        KILN_SDOT_ASM_NEXT_BLOCK
         : [in] "=&r"(cursor), [t0] "=&r"(t0), [n] "=&r"(n), [out] "+&r"(out), [w] "+&r"(w), [rq] "+&r"(rq),
           [blocks] "+&r"(blocks), [wp] "=&r"(wp), [g] "=&r"(g), [r] "=&r"(r), [t1] "=&r"(t1),
           [o1] "=&r"(o1), [o2] "=&r"(o2), [o3] "=&r"(o3), [o4] "=&r"(o4), [o5] "=&r"(o5), [o6] "=&r"(o6),
@@ -540,19 +534,13 @@ KILN_NEON_INLINE void kiln_neon_sdot8_windows(const int8_t *w, const int8_t *in,
 /* The assembly of kiln_neon_sdot8_slide3 with `ten` loading the ten pixels. */
 #define KILN_SDOT_ASM_SLIDE3(ten)                                                              \
     __asm__ volatile(                                                                          \
-        "ldp %[o1], %[o2], [%[off]]\n\t"                                                       \
-        "ldp %[o3], %[o4], [%[off], #16]\n\t"                                                  \
-        "ldp %[o5], %[o6], [%[off], #32]\n\t"                                                  \
-        "ldp %[o7], %[next], [%[off], #48]\n\t"                                                \
+        KILN_SDOT_ASM_OFFSETS                                                                  \
         "0:\n\t"                                                                               \
         "ldr %[in], [%[shape], #24]\n\t"                                                       \
         "mov %[t0], %[out]\n\t"                                                                \
         "ldr %[n], [%[shape], #32]\n\t"                                                        \
         "1:\n\t"                                                                               \
-        "ldr q0, [%[rq]]\n\t"                                                                  \
-        "ldr q1, [%[rq], #64]\n\t"                                                             \
-        KILN_SDOT_ASM_SPREAD_BIAS                                                              \
-        "mov %[wp], %[w]\n\t"                                                                  \
+        KILN_SDOT_ASM_START                                                                    \
         "ldr %[r], [%[shape], #8]\n\t"                                                         \
         "5:\n\t"                                                                               \
         "ldr %[g], [%[shape]]\n\t"                                                             \
@@ -579,11 +567,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_windows(const int8_t *w, const int8_t *in,
         KILN_SDOT_ASM_STORE8                                                                   \
         "subs %[n], %[n], #1\n\t"                                                              \
         "b.ne 1b\n\t"                                                                          \
-        "mov %[w], %[wp]\n\t"                                                                  \
-        "add %[rq], %[rq], #128\n\t"                                                           \
-        "add %[out], %[out], #8\n\t"                                                           \
-        "subs %[blocks], %[blocks], #1\n\t"                                                    \
-        "b.ne 0b\n\t"                                                                          \
+        KILN_SDOT_ASM_NEXT_BLOCK                                                               \
         : [in] "=&r"(cursor), [t0] "=&r"(t0), [n] "=&r"(n), [out] "+&r"(out), [w] "+&r"(w), [rq] "+&r"(rq), \
           [blocks] "+&r"(blocks), [wp] "=&r"(wp), [g] "=&r"(g), [r] "=&r"(r), [t1] "=&r"(t1),  \
           [o1] "=&r"(o1), [o2] "=&r"(o2), [o3] "=&r"(o3), [o4] "=&r"(o4), [o5] "=&r"(o5),        \
@@ -636,6 +620,10 @@ KILN_NEON_INLINE void kiln_neon_sdot8_slide3(const int8_t *w, const int64_t offs
 #undef KILN_SDOT_ASM_TAP
 #undef KILN_SDOT_ASM_LANE8
 #undef KILN_SDOT_ASM_SCALE_LEFT
+#undef KILN_SDOT_ASM_OFFSETS
+#undef KILN_SDOT_ASM_START
+#undef KILN_SDOT_ASM_COLUMNS8
+#undef KILN_SDOT_ASM_NEXT_BLOCK
 #undef KILN_SDOT_ASM_GROUP8_SCALED
 #undef KILN_SDOT_ASM_PIXELS
 #undef KILN_SDOT_ASM_STEP
