@@ -66,7 +66,9 @@ class Conv2dS8DotprodSpec(KernelSpec):
             rows = padded_window_rows(rows, shape["k_h"], 4 * row_quads)
         k4 = repack.round_up(rows.shape[1], 16 if compact else 4)
         pitch = band_pitch(shape, 16 if compact else 4 * row_quads) if banded else 0
-        per_band = output_rows_per_band(shape, pitch, k4 if compact else 0) if banded else 0
+        # --optimize ram: bands of one output row (the copies of k_h - stride_h rows each repeat)
+        budget = 0 if ctx.optimize == "ram" else BAND_BYTES
+        per_band = output_rows_per_band(shape, pitch, k4 if compact else 0, budget) if banded else 0
         columns = per_band * shape["out_w"] if compact else COLS  # compact: a whole band's windows
         scratch = 4 if direct else columns * k4 + (16 + band_input_rows(shape, per_band) * pitch if banded else 0)
         blocks = repack.sdot_gemm_blocks(rows, 16 if compact else 4)
@@ -164,10 +166,10 @@ def band_input_rows(shape: dict, output_rows: int) -> int:
     return (output_rows - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
 
 
-def output_rows_per_band(shape: dict, pitch: int, column: int = 0) -> int:
+def output_rows_per_band(shape: dict, pitch: int, column: int, budget: int) -> int:
     """Output rows per band: up to BAND_OUTPUT_ROWS, as long as the band (and, compacted, its
-    windows' columns of `column` bytes) stays within BAND_BYTES (always at least one)."""
+    windows' columns of `column` bytes) stays within `budget` bytes (always at least one)."""
     rows = min(shape["out_h"], BAND_OUTPUT_ROWS)
-    while rows > 1 and band_input_rows(shape, rows) * pitch + rows * shape["out_w"] * column > BAND_BYTES:
+    while rows > 1 and band_input_rows(shape, rows) * pitch + rows * shape["out_w"] * column > budget:
         rows -= 1
     return rows
