@@ -2,7 +2,8 @@
 (runtime_c/kiln_neon_s8.h: kiln_neon_pairs_tile4x4), each layer alone in its program on the
 Cortex-A53, so that its constant shape reaches the assembly (the inline-asm operands' early
 clobbers): window rows of one and of three 16-k groups, strides 1 and 2, dilated rows,
-batch 2, output channels and pixels that leave partial tiles, left shifts."""
+batch 2, output channels and pixels that leave partial tiles, left shifts; the padded ones
+banded (their input rows copied with their padding, every window read there)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def test_pairs_tile_alone_equals_the_reference(k):
     g = int8_layer("Conv2D", x_shape, w_shape, seed=9700 + k, **attrs)
     res = build(g, "cortex-a53")
     assert {c.params["mode"] for c in res.lowered.calls if "mode" in c.params} == {NEON_MLA_PAIRS}
+    assert all((c.params["band_pitch"] > 0) == ("pads" in attrs) for c in res.lowered.calls if "band_pitch" in c.params)
     feeds = random_samples(res.manifest["inputs"], 2, seed=5)
     assert_bit_exact(g, feeds, qemu_user.run_generated(res.files, "t", feeds, load_target("cortex-a53")))
 
