@@ -114,6 +114,103 @@ KILN_NEON_INLINE void kiln_neon_half_mac2x4(int32x4_t a[4], int32x4_t b[4], cons
 #undef KILN_NEON_HALF_ROW
 #undef KILN_NEON_TILE_ASM
 
+/* The whole four-by-four MLA_PAIRS tile (no `half`) as one assembly statement: the first
+ * group starts the sums, then each of `rows` segments' groups in a loop of one LD1 of the
+ * four weight rows, one post-incremented load per column and the count (7 instructions
+ * besides the 48 products, where the compiler's addressing took 10), the columns stepping
+ * to the next segment by adv[j] (pitch[j] less the segment's bytes), then the row sums
+ * (kiln_neon_sum4). Its 16 accumulators, loads and products live in named registers
+ * (v0-v27): an asm statement takes at most 30 operands, and the loop needs them all. */
+#define KILN_NEON_LOOP_ROW(op, a0, a1, a2, a3, w)                                                     \
+    "smull  v16.8h, v20.8b, " w ".8b\n\t"                                                            \
+    "smull  v17.8h, v21.8b, " w ".8b\n\t"                                                            \
+    "smull  v18.8h, v22.8b, " w ".8b\n\t"                                                            \
+    "smull  v19.8h, v23.8b, " w ".8b\n\t"                                                            \
+    "smlal2 v16.8h, v20.16b, " w ".16b\n\t"                                                          \
+    "smlal2 v17.8h, v21.16b, " w ".16b\n\t"                                                          \
+    "smlal2 v18.8h, v22.16b, " w ".16b\n\t"                                                          \
+    "smlal2 v19.8h, v23.16b, " w ".16b\n\t"                                                          \
+    op " " a0 ".4s, v16.8h\n\t"                                                                      \
+    op " " a1 ".4s, v17.8h\n\t"                                                                      \
+    op " " a2 ".4s, v18.8h\n\t"                                                                      \
+    op " " a3 ".4s, v19.8h\n\t"
+#define KILN_NEON_LOOP_GROUP(op)                                                                      \
+    "ld1    {v24.16b, v25.16b, v26.16b, v27.16b}, [%[wp]], #64\n\t"                                   \
+    "ldr    q20, [%[s0]], #16\n\t"                                                                    \
+    "ldr    q21, [%[s1]], #16\n\t"                                                                    \
+    "ldr    q22, [%[s2]], #16\n\t"                                                                    \
+    "ldr    q23, [%[s3]], #16\n\t"                                                                    \
+    KILN_NEON_LOOP_ROW(op, "v0", "v1", "v2", "v3", "v24") KILN_NEON_LOOP_ROW(op, "v4", "v5", "v6", "v7", "v25") \
+    KILN_NEON_LOOP_ROW(op, "v8", "v9", "v10", "v11", "v26")                                          \
+    KILN_NEON_LOOP_ROW(op, "v12", "v13", "v14", "v15", "v27")
+
+/* The tile's statement: `start` (the first pass, starting the sums), then `body` passes
+ * (`passes` per segment, the first segment's less one). */
+#define KILN_NEON_TILE4X4_ASM(start, body, passes)                                                    \
+    __asm__(start                                                                                     \
+            "subs   %[n], %[first], #1\n\t"                                                          \
+            "b.eq   3f\n\t"                                                                           \
+            "2:\n\t"                                                                                  \
+            body                                                                                      \
+            "subs   %[n], %[n], #1\n\t"                                                              \
+            "b.ne   2b\n\t"                                                                           \
+            "3:\n\t"                                                                                  \
+            "subs   %[segments], %[segments], #1\n\t"                                                \
+            "b.eq   4f\n\t"                                                                           \
+            "add    %[s0], %[s0], %[adv0]\n\t"                                                       \
+            "add    %[s1], %[s1], %[adv1]\n\t"                                                       \
+            "add    %[s2], %[s2], %[adv2]\n\t"                                                       \
+            "add    %[s3], %[s3], %[adv3]\n\t"                                                       \
+            "mov    %[n], %[first]\n\t"                                                              \
+            "b      2b\n\t"                                                                           \
+            "4:\n\t"                                                                                  \
+            "addp   v16.4s, v0.4s, v4.4s\n\t"                                                        \
+            "addp   v17.4s, v8.4s, v12.4s\n\t"                                                       \
+            "addp   %[q0].4s, v16.4s, v17.4s\n\t"                                                    \
+            "addp   v16.4s, v1.4s, v5.4s\n\t"                                                        \
+            "addp   v17.4s, v9.4s, v13.4s\n\t"                                                       \
+            "addp   %[q1].4s, v16.4s, v17.4s\n\t"                                                    \
+            "addp   v16.4s, v2.4s, v6.4s\n\t"                                                        \
+            "addp   v17.4s, v10.4s, v14.4s\n\t"                                                      \
+            "addp   %[q2].4s, v16.4s, v17.4s\n\t"                                                    \
+            "addp   v16.4s, v3.4s, v7.4s\n\t"                                                        \
+            "addp   v17.4s, v11.4s, v15.4s\n\t"                                                      \
+            "addp   %[q3].4s, v16.4s, v17.4s\n\t"                                                    \
+            : [q0] "=&w"(q0), [q1] "=&w"(q1), [q2] "=&w"(q2), [q3] "=&w"(q3), [wp] "+&r"(wp), [s0] "+&r"(s0), \
+              [s1] "+&r"(s1), [s2] "+&r"(s2), [s3] "+&r"(s3), [segments] "+&r"(segments), [n] "=&r"(n)   \
+            : [first] "r"((int64_t)(passes)), [adv0] "r"(adv0), [adv1] "r"(adv1), [adv2] "r"(adv2),       \
+              [adv3] "r"(adv3)                                                                        \
+            : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", \
+              "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", \
+              "v27")
+
+KILN_NEON_INLINE void kiln_neon_pairs_tile4x4(const int8_t *w, const int8_t *const col[4], const int32_t pitch[4],
+                                              int32_t rows, int32_t groups, int32x4_t sums[4])
+{
+    const int8_t *wp = w, *s0 = col[0], *s1 = col[1], *s2 = col[2], *s3 = col[3];
+    const int64_t seg = 16 * (int64_t)groups;
+    const int64_t adv0 = rows > 1 ? pitch[0] - seg : 0, adv1 = rows > 1 ? pitch[1] - seg : 0;
+    const int64_t adv2 = rows > 1 ? pitch[2] - seg : 0, adv3 = rows > 1 ? pitch[3] - seg : 0;
+    int64_t segments = rows, n;
+    int32x4_t q0, q1, q2, q3;
+    if (groups % 3 == 0) {  /* three groups per pass (3x3 windows of 16k channels): a third of the counts */
+        KILN_NEON_TILE4X4_ASM(KILN_NEON_LOOP_GROUP("saddlp") KILN_NEON_LOOP_GROUP("sadalp")
+                                  KILN_NEON_LOOP_GROUP("sadalp"),
+                              KILN_NEON_LOOP_GROUP("sadalp") KILN_NEON_LOOP_GROUP("sadalp")
+                                  KILN_NEON_LOOP_GROUP("sadalp"),
+                              groups / 3);
+    } else {
+        KILN_NEON_TILE4X4_ASM(KILN_NEON_LOOP_GROUP("saddlp"), KILN_NEON_LOOP_GROUP("sadalp"), groups);
+    }
+    sums[0] = q0;
+    sums[1] = q1;
+    sums[2] = q2;
+    sums[3] = q3;
+}
+#undef KILN_NEON_LOOP_ROW
+#undef KILN_NEON_LOOP_GROUP
+#undef KILN_NEON_TILE4X4_ASM
+
 /* The four lanes of each of a, b, c, d summed: (sum a, sum b, sum c, sum d). */
 KILN_NEON_INLINE int32x4_t kiln_neon_sum4(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d)
 {
@@ -153,6 +250,11 @@ KILN_NEON_INLINE void kiln_neon_tile_run(const int8_t *w, const int8_t *const co
         for (j = 0; j < cols; ++j) {
             sums[j] = kiln_neon_sum4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]);
         }
+        return;
+    }
+    if (cols == 4 && mode == KILN_NEON_MLA_PAIRS && !half && rows * groups > 2) {  /* shorter: the C loop
+                                                                                   * keeps its registers */
+        kiln_neon_pairs_tile4x4(w, col, pitch, rows, groups, sums);
         return;
     }
     groups -= half;

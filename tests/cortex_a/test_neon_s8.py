@@ -98,6 +98,14 @@ CONV = [
     ((1, 3, 5, 32), (16, 1, 1, 32), {"activation": "relu6", "out_zp": 20}),  # 15 pixels
     ((2, 2, 7, 8), (8, 1, 1, 8), {"in_zp": 5}),  # 14 pixels per image, 8 channels
     ((1, 1, 15, 16), (24, 1, 1, 16), {"gain": 400.0}),  # left shifts, 15 pixels in one row
+    # NEON: the four-by-four pairs tile as one assembly loop (kiln_neon_pairs_tile4x4): window
+    # rows of one group (3x1 of 16: three segments of one), 3x3 of 16 channels at stride 1
+    # (in place and border windows), stride 2 with batch 2, dilated rows, a 48-channel
+    # pointwise (three groups of one row), left shifts; 6 and 10 output channels, 25 pixels
+    ((1, 5, 5, 16), (6, 3, 1, 16), {"pads": (1, 0, 1, 0)}),
+    ((2, 7, 7, 16), (10, 3, 3, 16), {"strides": (2, 2), "pads": (1, 1, 1, 1), "in_zp": -128}),
+    ((1, 9, 6, 16), (6, 3, 3, 16), {"dilations": (2, 1), "pads": (2, 1, 2, 1), "gain": 3000.0}),
+    ((1, 5, 5, 48), (10, 1, 1, 48), {"gain": 3000.0, "out_zp": -60}),
 ]
 DEPTHWISE = [
     ((1, 6, 5, 16), (1, 3, 3, 16), {"pads": (1, 1, 1, 1)}),  # two blocks of 8, padded

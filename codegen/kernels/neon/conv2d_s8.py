@@ -3,7 +3,10 @@ or the input itself for a 1x1 unpadded layer, read k16 bytes at a time against t
 zero padding, and for windows inside the image whose rows are whole groups of 16 bytes, row by
 row in place) against blocks of four output channels (SDOT: eight), in one register tile; the
 NEON kernel is inlined at each call, so that each layer's copy has its shape as constants, and
-a last group holding at most 8 bytes of the window costs one SMULL per row and column."""
+a last group holding at most 8 bytes of the window costs one SMULL per row and column.
+Padded layers whose window rows are read in place (banded_layer) run on bands: the input rows
+of a few output rows copied once into scratch with their padding, every window then read
+there, band_pitch bytes per row, with no window copied on its own at the image's border."""
 
 from __future__ import annotations
 
@@ -29,6 +32,41 @@ class GemmFields:
 @dataclass(frozen=True)
 class Conv2dS8Neon(ConvShape, OutputStage, GemmFields):
     input_zp: int
+    band_pitch: int  # bytes between the band's input rows (banded_layer), or 0
+    band_rows: int  # output rows per band
+
+
+def banded_layer(shape: dict) -> bool:
+    """Whether the layer runs on bands: windows whose rows are whole 16-byte groups, read in
+    place by rows (not a 1x1 unpadded layer; dilation_w 1), some of them in the padding."""
+    if shape["dilation_w"] != 1 or (shape["k_w"] * shape["in_c"]) % 16 != 0:
+        return False
+    if shape["k_h"] == 1 and shape["k_w"] == 1 and shape["pad_top"] == 0 and shape["pad_left"] == 0:
+        return False
+    reach_h = (shape["out_h"] - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
+    reach_w = (shape["out_w"] - 1) * shape["stride_w"] + shape["k_w"]
+    return (shape["pad_top"] > 0 or shape["pad_left"] > 0 or reach_h > shape["in_h"]
+            or reach_w > shape["in_w"])
+
+
+BAND_BYTES = 16384  # a band of several output rows up to this size (as neon_dotprod's)
+BAND_OUTPUT_ROWS = 8  # beyond this, the copies saved are few (k_h - stride_h rows per band)
+
+
+def band_input_rows(shape: dict, output_rows: int) -> int:
+    """Input rows under `output_rows` output rows' windows."""
+    return (output_rows - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
+
+
+def band_layout(shape: dict) -> tuple[int, int]:
+    """A banded layer's bytes per band row (the columns its windows reach, padding included,
+    rounded up to 16) and output rows per band (up to BAND_OUTPUT_ROWS, the band within
+    BAND_BYTES, at least one)."""
+    pitch = repack.round_up(((shape["out_w"] - 1) * shape["stride_w"] + shape["k_w"]) * shape["in_c"], 16)
+    rows = min(shape["out_h"], BAND_OUTPUT_ROWS)
+    while rows > 1 and band_input_rows(shape, rows) * pitch > BAND_BYTES:
+        rows -= 1
+    return pitch, rows
 
 
 def shifts_right(p) -> int:
@@ -61,4 +99,8 @@ class Conv2dS8NeonSpec(KernelSpec):
     def prepare(cls, request, ctx):
         w = weights(request, ctx)
         p, fields, packed = gemm(request, ctx, w.reshape(w.shape[0], -1), cls.sdot)
-        return int8_prepared(cls, request, ctx, p, packed, 4 * fields["k16"], **fields)
+        shape = request.params
+        pitch, per_band = band_layout(shape) if banded_layer(shape) else (0, 0)
+        band = band_input_rows(shape, per_band) * pitch if pitch else 0
+        return int8_prepared(cls, request, ctx, p, packed, 4 * fields["k16"] + band, band_pitch=pitch,
+                             band_rows=per_band, **fields)
