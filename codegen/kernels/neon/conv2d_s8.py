@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codegen.kernels import repack
+from codegen.kernels.bands import band_budget, band_input_rows, output_rows_per_band, reaches_padding
 from codegen.kernels.linear import (NEON_HEADERS, NEON_MLA, NEON_MLA_PAIRS, NEON_SDOT, ConvShape, OutputStage,
                                     int8_prepared, vector_requant, weights)
 from codegen.kernels.spec import KernelSpec, kernel_spec
@@ -43,30 +44,14 @@ def banded_layer(shape: dict) -> bool:
         return False
     if shape["k_h"] == 1 and shape["k_w"] == 1 and shape["pad_top"] == 0 and shape["pad_left"] == 0:
         return False
-    reach_h = (shape["out_h"] - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
-    reach_w = (shape["out_w"] - 1) * shape["stride_w"] + shape["k_w"]
-    return (shape["pad_top"] > 0 or shape["pad_left"] > 0 or reach_h > shape["in_h"]
-            or reach_w > shape["in_w"])
+    return reaches_padding(shape)
 
 
-BAND_BYTES = 16384  # a band of several output rows up to this size (as neon_dotprod's)
-BAND_OUTPUT_ROWS = 8  # beyond this, the copies saved are few (k_h - stride_h rows per band)
-
-
-def band_input_rows(shape: dict, output_rows: int) -> int:
-    """Input rows under `output_rows` output rows' windows."""
-    return (output_rows - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
-
-
-def band_layout(shape: dict) -> tuple[int, int]:
+def band_layout(shape: dict, budget: int) -> tuple[int, int]:
     """A banded layer's bytes per band row (the columns its windows reach, padding included,
-    rounded up to 16) and output rows per band (up to BAND_OUTPUT_ROWS, the band within
-    BAND_BYTES, at least one)."""
+    rounded up to 16) and output rows per band (bands.output_rows_per_band)."""
     pitch = repack.round_up(((shape["out_w"] - 1) * shape["stride_w"] + shape["k_w"]) * shape["in_c"], 16)
-    rows = min(shape["out_h"], BAND_OUTPUT_ROWS)
-    while rows > 1 and band_input_rows(shape, rows) * pitch > BAND_BYTES:
-        rows -= 1
-    return pitch, rows
+    return pitch, output_rows_per_band(shape, pitch, 0, budget)
 
 
 def shifts_right(p) -> int:
@@ -100,7 +85,7 @@ class Conv2dS8NeonSpec(KernelSpec):
         w = weights(request, ctx)
         p, fields, packed = gemm(request, ctx, w.reshape(w.shape[0], -1), cls.sdot)
         shape = request.params
-        pitch, per_band = band_layout(shape) if banded_layer(shape) else (0, 0)
+        pitch, per_band = band_layout(shape, band_budget(ctx)) if banded_layer(shape) else (0, 0)
         band = band_input_rows(shape, per_band) * pitch if pitch else 0
         return int8_prepared(cls, request, ctx, p, packed, 4 * fields["k16"] + band, band_pitch=pitch,
                              band_rows=per_band, **fields)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codegen.kernels import repack
+from codegen.kernels.bands import band_budget, band_input_rows, output_rows_per_band, reaches_padding
 from codegen.kernels.cortex_m_dsp.paths import claim_paths
 from codegen.kernels.linear import NEON_HEADERS, ConvShape, OutputStage, int8_prepared, vector_requant, weights
 from codegen.kernels.neon.conv2d_s8 import shifts_right
@@ -66,9 +67,7 @@ class Conv2dS8DotprodSpec(KernelSpec):
             rows = padded_window_rows(rows, shape["k_h"], 4 * row_quads)
         k4 = repack.round_up(rows.shape[1], 16 if compact else 4)
         pitch = band_pitch(shape, 16 if compact else 4 * row_quads) if banded else 0
-        # --optimize ram: bands of one output row (the copies of k_h - stride_h rows each repeat)
-        budget = 0 if ctx.optimize == "ram" else BAND_BYTES
-        per_band = output_rows_per_band(shape, pitch, k4 if compact else 0, budget) if banded else 0
+        per_band = output_rows_per_band(shape, pitch, k4 if compact else 0, band_budget(ctx)) if banded else 0
         columns = per_band * shape["out_w"] if compact else COLS  # compact: a whole band's windows
         scratch = 4 if direct else columns * k4 + (16 + band_input_rows(shape, per_band) * pitch if banded else 0)
         blocks = repack.sdot_gemm_blocks(rows, 16 if compact else 4)
@@ -108,10 +107,6 @@ def padded_window_rows(rows: np.ndarray, k_h: int, pitch: int) -> np.ndarray:
     return np.pad(split, ((0, 0), (0, 0), (0, pitch - split.shape[2]))).reshape(o, k_h * pitch)
 
 
-BAND_BYTES = 16384  # a band of several output rows up to this size (each input row copied once or so)
-BAND_OUTPUT_ROWS = 8  # beyond this, the copies saved are few (k_h - stride_h rows per band)
-
-
 def banded_layer(shape: dict) -> bool:
     """Whether the layer runs on bands (the input rows of a few output rows copied to scratch
     with their padding): windows read in place by rows (dilation_w 1), some in the padding,
@@ -122,10 +117,7 @@ def banded_layer(shape: dict) -> bool:
         return False
     if shape["out_w"] < COLS and not compact_windows(shape):
         return False
-    reach_h = (shape["out_h"] - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
-    reach_w = (shape["out_w"] - 1) * shape["stride_w"] + shape["k_w"]
-    return (shape["pad_top"] > 0 or shape["pad_left"] > 0 or reach_h > shape["in_h"]
-            or reach_w > shape["in_w"])
+    return reaches_padding(shape)
 
 
 def compact_windows(shape: dict) -> bool:
@@ -159,17 +151,3 @@ def slides(shape: dict) -> bool:
     output channels (the weights' slide order serves no other path)."""
     return (shape["k_w"] == 3 and shape["stride_w"] == 1 and shape["in_c"] % 16 == 0
             and shape["out_w"] % COLS == 0 and shape["out_c"] % 8 == 0)
-
-
-def band_input_rows(shape: dict, output_rows: int) -> int:
-    """Input rows under `output_rows` output rows' windows."""
-    return (output_rows - 1) * shape["stride_h"] + (shape["k_h"] - 1) * shape["dilation_h"] + 1
-
-
-def output_rows_per_band(shape: dict, pitch: int, column: int, budget: int) -> int:
-    """Output rows per band: up to BAND_OUTPUT_ROWS, as long as the band (and, compacted, its
-    windows' columns of `column` bytes) stays within `budget` bytes (always at least one)."""
-    rows = min(shape["out_h"], BAND_OUTPUT_ROWS)
-    while rows > 1 and band_input_rows(shape, rows) * pitch + rows * shape["out_w"] * column > budget:
-        rows -= 1
-    return rows
