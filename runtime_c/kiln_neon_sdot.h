@@ -62,7 +62,9 @@
     "ssra " b ".4s, " b ".4s, #31\n\t"                                                       \
     "srshl " a ".4s, " a ".4s, v19.4s\n\t"                                                  \
     "srshl " b ".4s, " b ".4s, v23.4s\n\t"
-#define KILN_SDOT_ASM_PAIR(a, b, c, d)                                                        \
+/* Two columns' eight sums of a..d narrowed to int8 with the zero point (saturating: int8's
+ * own range), in a. */
+#define KILN_SDOT_ASM_NARROW(a, b, c, d)                                                      \
     "sqxtn " a ".4h, " a ".4s\n\t"                                                          \
     "sqxtn " c ".4h, " c ".4s\n\t"                                                          \
     "sqxtn2 " a ".8h, " b ".4s\n\t"                                                         \
@@ -70,24 +72,18 @@
     "sqadd " a ".8h, " a ".8h, v24.8h\n\t"                                                  \
     "sqadd " c ".8h, " c ".8h, v24.8h\n\t"                                                  \
     "sqxtn " a ".8b, " a ".8h\n\t"                                                          \
-    "sqxtn2 " a ".16b, " c ".8h\n\t"                                                        \
+    "sqxtn2 " a ".16b, " c ".8h\n\t"
+#define KILN_SDOT_ASM_STORE_PAIR(a)                                                           \
+    "st1 {" a ".d}[0], [%[t0]], %[stride]\n\t"                                              \
+    "st1 {" a ".d}[1], [%[t0]], %[stride]\n\t"
+#define KILN_SDOT_ASM_PAIR(a, b, c, d)                                                        \
+    KILN_SDOT_ASM_NARROW(a, b, c, d)                                                          \
     "smax " a ".16b, " a ".16b, v25.16b\n\t"                                                \
     "smin " a ".16b, " a ".16b, v26.16b\n\t"                                                \
-    "st1 {" a ".d}[0], [%[t0]], %[stride]\n\t"                                              \
-    "st1 {" a ".d}[1], [%[t0]], %[stride]\n\t"
+    KILN_SDOT_ASM_STORE_PAIR(a)
 /* KILN_SDOT_ASM_PAIR without the clamp, for layers whose clamp is int8's own range (which the
  * narrowing saturates to: a ReLU whose output zero point is -128, or no activation). */
-#define KILN_SDOT_ASM_PAIR_UNCLAMPED(a, b, c, d)                                              \
-    "sqxtn " a ".4h, " a ".4s\n\t"                                                          \
-    "sqxtn " c ".4h, " c ".4s\n\t"                                                          \
-    "sqxtn2 " a ".8h, " b ".4s\n\t"                                                         \
-    "sqxtn2 " c ".8h, " d ".4s\n\t"                                                         \
-    "sqadd " a ".8h, " a ".8h, v24.8h\n\t"                                                  \
-    "sqadd " c ".8h, " c ".8h, v24.8h\n\t"                                                  \
-    "sqxtn " a ".8b, " a ".8h\n\t"                                                          \
-    "sqxtn2 " a ".16b, " c ".8h\n\t"                                                        \
-    "st1 {" a ".d}[0], [%[t0]], %[stride]\n\t"                                              \
-    "st1 {" a ".d}[1], [%[t0]], %[stride]\n\t"
+#define KILN_SDOT_ASM_PAIR_UNCLAMPED(a, b, c, d) KILN_SDOT_ASM_NARROW(a, b, c, d) KILN_SDOT_ASM_STORE_PAIR(a)
 /* The sixteen accumulators v0..v15 started from the bias in v0 (rows 0-3) and v1 (rows 4-7). */
 #define KILN_SDOT_ASM_SPREAD_BIAS                                                             \
     "mov v2.16b, v0.16b\n\t" "mov v3.16b, v1.16b\n\t" "mov v4.16b, v0.16b\n\t" "mov v5.16b, v1.16b\n\t"  \
@@ -299,6 +295,26 @@ static __attribute__((noinline)) void kiln_neon_sdot8_pointwise8_blocks(const in
     }
 }
 
+/* The run loops' registers that the assembly steps or loads (the pixel cursor, counters,
+ * pixel offsets): outputs of the statement, not read after it. */
+#define KILN_SDOT_ASM_UNREAD                                                                      \
+    do {                                                                                          \
+        (void)cursor;                                                                             \
+        (void)t0;                                                                                 \
+        (void)n;                                                                                  \
+        (void)wp;                                                                                 \
+        (void)g;                                                                                  \
+        (void)t1;                                                                                 \
+        (void)o1;                                                                                 \
+        (void)o2;                                                                                 \
+        (void)o3;                                                                                 \
+        (void)o4;                                                                                 \
+        (void)o5;                                                                                 \
+        (void)o6;                                                                                 \
+        (void)o7;                                                                                 \
+        (void)next;                                                                               \
+    } while (0)
+
 /* kiln_neon_scale4q without `right` on one column's two accumulators (table as
  * KILN_SDOT_ASM_SCALE, left shifts v18, v22): shift left, multiply, then the rounding fix-up
  * only in the channels that shift right (their minus shift's sign bit), v27 and v28 spare. */
@@ -330,6 +346,16 @@ static __attribute__((noinline)) void kiln_neon_sdot8_pointwise8_blocks(const in
     "ldr q1, [%[rq], #64]\n\t"                                                                \
     KILN_SDOT_ASM_SPREAD_BIAS                                                                 \
     "mov %[wp], %[w]\n\t"
+/* A run loop's head: the pixel offsets; per channel block (0:) the run from its first pixel,
+ * per group of eight pixels (1:) the accumulators from the bias. */
+#define KILN_SDOT_ASM_RUN_HEAD                                                                \
+    KILN_SDOT_ASM_OFFSETS                                                                     \
+    "0:\n\t"                                                                                  \
+    "mov %[in], %[first]\n\t"                                                                \
+    "mov %[t0], %[out]\n\t"                                                                  \
+    "mov %[n], %[groups]\n\t"                                                                \
+    "1:\n\t"                                                                                  \
+    KILN_SDOT_ASM_START
 #define KILN_SDOT_ASM_COLUMNS8                                                                \
     "ld1 {v16.16b - v19.16b}, [%[wp]], #64\n\t"                                               \
     "ldr q24, [%[in]]\n\t"                                                                    \
@@ -366,13 +392,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
     int8_t *t0;
     int64_t g, n, t1, o1, o2, o3, o4, o5, o6, o7, next;
     __asm__ volatile(
-        KILN_SDOT_ASM_OFFSETS
-        "0:\n\t"
-        "mov %[in], %[first]\n\t"
-        "mov %[t0], %[out]\n\t"
-        "mov %[n], %[groups]\n\t"
-        "1:\n\t"
-        KILN_SDOT_ASM_START
+        KILN_SDOT_ASM_RUN_HEAD
         "mov %[g], %[k16]\n\t"
         "2:\n\t"
         KILN_SDOT_ASM_COLUMNS8
@@ -407,20 +427,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_pointwise(const int8_t *w, const int8_t *i
         : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
           "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
           "v29", "v30", "v31");
-    (void)cursor; /* stepped by the loop, not read after it */
-    (void)t0;
-    (void)n;
-    (void)wp;
-    (void)g;
-    (void)t1;
-    (void)o1; /* loaded from offsets, not results */
-    (void)o2;
-    (void)o3;
-    (void)o4;
-    (void)o5;
-    (void)o6;
-    (void)o7;
-    (void)next;
+    KILN_SDOT_ASM_UNREAD;
 }
 /* kiln_neon_sdot8_pointwise for windows of `rows` rows of 16k bytes each, read in place:
  * a window's first row at the cursor, its next rows `row` bytes apart, the eight pixels' windows
@@ -440,13 +447,7 @@ KILN_NEON_INLINE void kiln_neon_sdot8_windows(const int8_t *w, const int8_t *in,
     int8_t *t0;
     int64_t g, r, n, t1, o1, o2, o3, o4, o5, o6, o7, next;
     __asm__ volatile(
-        KILN_SDOT_ASM_OFFSETS
-        "0:\n\t"
-        "mov %[in], %[first]\n\t"
-        "mov %[t0], %[out]\n\t"
-        "mov %[n], %[groups]\n\t"
-        "1:\n\t"
-        KILN_SDOT_ASM_START
+        KILN_SDOT_ASM_RUN_HEAD
         "ldr %[r], [%[shape], #8]\n\t"
         "5:\n\t"
         "ldr %[g], [%[shape]]\n\t"
@@ -478,21 +479,8 @@ KILN_NEON_INLINE void kiln_neon_sdot8_windows(const int8_t *w, const int8_t *in,
         : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
           "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
           "v29", "v30", "v31");
-    (void)cursor; /* stepped by the loop, not read after it */
-    (void)t0;
-    (void)n;
-    (void)wp;
-    (void)g;
     (void)r;
-    (void)t1;
-    (void)o1; /* loaded from offsets, not results */
-    (void)o2;
-    (void)o3;
-    (void)o4;
-    (void)o5;
-    (void)o6;
-    (void)o7;
-    (void)next;
+    KILN_SDOT_ASM_UNREAD;
 }
 /* Lane `lane` of the weight quads wa (rows 0-3), wb (rows 4-7) against eight pixels' column
  * registers x0..x7; pixel j sums into v(2j), v(2j+1). */
@@ -598,29 +586,18 @@ KILN_NEON_INLINE void kiln_neon_sdot8_slide3(const int8_t *w, const int64_t offs
     } else {
         KILN_SDOT_ASM_SLIDE3(KILN_SDOT_ASM_TEN_ANY);
     }
-    (void)cursor; /* stepped by the loop, not read after it */
-    (void)t0;
-    (void)n;
-    (void)wp;
-    (void)g;
     (void)r;
-    (void)t1;
-    (void)o1; /* loaded from offsets, not results */
-    (void)o2;
-    (void)o3;
-    (void)o4;
-    (void)o5;
-    (void)o6;
-    (void)o7;
-    (void)next;
+    KILN_SDOT_ASM_UNREAD;
 }
 #undef KILN_SDOT_ASM_SLIDE3
+#undef KILN_SDOT_ASM_UNREAD
 #undef KILN_SDOT_ASM_TEN_16
 #undef KILN_SDOT_ASM_TEN_ANY
 #undef KILN_SDOT_ASM_TAP
 #undef KILN_SDOT_ASM_LANE8
 #undef KILN_SDOT_ASM_SCALE_LEFT
 #undef KILN_SDOT_ASM_OFFSETS
+#undef KILN_SDOT_ASM_RUN_HEAD
 #undef KILN_SDOT_ASM_START
 #undef KILN_SDOT_ASM_COLUMNS8
 #undef KILN_SDOT_ASM_NEXT_BLOCK
@@ -635,6 +612,8 @@ KILN_NEON_INLINE void kiln_neon_sdot8_slide3(const int8_t *w, const int64_t offs
 #undef KILN_SDOT_ASM_PAIR
 #undef KILN_SDOT_ASM_STORE8_UNCLAMPED
 #undef KILN_SDOT_ASM_PAIR_UNCLAMPED
+#undef KILN_SDOT_ASM_NARROW
+#undef KILN_SDOT_ASM_STORE_PAIR
 #undef KILN_SDOT_ASM_SCALE
 #undef KILN_SDOT_ASM_LANE
 #undef KILN_SDOT_ASM_COL
