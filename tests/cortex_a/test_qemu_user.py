@@ -101,7 +101,7 @@ MLPERF = ["kws_ref_model.tflite", "kws_ref_model_float32.tflite", "vww_96_int8.t
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ["cortex-a53", "cortex-a55"])
+@pytest.mark.parametrize("target", ["cortex-a53", "cortex-a55", "cortex-a72", "cortex-a76"])
 @pytest.mark.parametrize("model", MLPERF)
 def test_mlperf_model_on_cortex_a(models_dir, model, target):
     check_mlperf_model(models_dir, model, target)
