@@ -267,6 +267,7 @@ def _cmd_build(args) -> int:
     print(f"kiln: wrote {len(result.files)} files to {args.output}: {arena_summary(result)}, "
           f"{state}weights {m['weights_bytes']} B, {len(m['fusion_groups'])} kernel calls")
     _print_fit(result)
+    _note_open_dims(m)
     p = result.plan
     if "patch_stage" in m:  # --patch-stage: what was patched, or that nothing paid
         ps = m["patch_stage"]
@@ -340,6 +341,17 @@ def _signed(result, args):
     return result
 
 
+def _note_open_dims(manifest: dict) -> None:
+    """Say which inputs' open dimensions (a dynamic batch) were compiled at a fixed size."""
+    for io in manifest["inputs"]:
+        axes = io.get("open_dims")
+        if axes:
+            shape = ",".join(f"d{a}" if a in axes else str(d) for a, d in enumerate(io["shape"]))
+            print(f"kiln: note: input '{io['name']}': dimension {', '.join(map(str, axes))} is open in the model, "
+                  f"compiled as {', '.join(str(io['shape'][a]) for a in axes)}; "
+                  f"--input-shape {io['name']}={shape} for another size", file=sys.stderr)
+
+
 def _notes(notes: list[str]) -> None:
     for note in notes:
         print(f"kiln: warning: {_one_line(note)}", file=sys.stderr)
@@ -376,6 +388,7 @@ def _build_board_project(args) -> int:
              f"firmware not measured ({fw['not_measured_because']})")
     print(f"kiln: wrote a project for board {board.name} ({options.target.name}) to {args.output}: "
           f"arena {result.manifest['arena_bytes']} B, weights {result.manifest['weights_bytes']} B; {sizes}")
+    _note_open_dims(result.manifest)
     return 0
 
 

@@ -304,6 +304,8 @@ def _io_entry(ctx: LowerContext, name: str) -> dict:
              "scale": None if q is None else (list(q.scale) if q.per_channel else q.s),
              "zero_point": None if q is None else (list(q.zero_point) if q.per_channel else q.zp),
              **bounded.manifest_entry(ctx.g, name)}  # a data-dependent length: its axis and bound
+    if v.open_dims:  # left open by the model, compiled at their size in "shape"
+        entry["open_dims"] = list(v.open_dims)
     if v.specialized is not None:  # the only value the code accepts (--specialize)
         entry["specialized"] = v.specialized.astype(np.float64 if v.specialized.dtype.kind == "f" else
                                                     np.int64).reshape(-1).tolist()

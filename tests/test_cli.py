@@ -12,6 +12,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+import onnx_models as om
+
 KILN = [sys.executable, "-m", "codegen"]
 
 
@@ -58,6 +60,23 @@ def test_build_writes_the_contracted_files(models_dir, tmp_path):
     header = (out / "kws.h").read_text()
     assert "#define KWS_ARENA_SIZE" in header and "int kws_run(" in header
     assert m["model_sha256"] in header
+
+
+def test_build_says_an_open_batch_was_compiled_as_one(tmp_path):
+    """An ONNX input with a symbolic batch is compiled for one sample: the manifest lists the
+    open dimension and the build says so in one note; with --input-shape, neither."""
+    model = tmp_path / "mlp.onnx"
+    onnx.save(om.mlp(batch="N"), model)
+    proc = kiln("build", model, "--target", "host", "-o", tmp_path / "one", "--name", "mlp")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip() == ("kiln: note: input 'x': dimension 0 is open in the model, compiled as 1; "
+                                   "--input-shape x=d0,16 for another size")
+    entry = json.loads((tmp_path / "one" / "mlp.manifest.json").read_text())["inputs"][0]
+    assert (entry["shape"], entry["open_dims"]) == ([1, 16], [0])
+    proc = kiln("build", model, "--target", "host", "-o", tmp_path / "four", "--name", "mlp", "--input-shape", "x=4,16")
+    assert proc.returncode == 0 and "note" not in proc.stderr, proc.stderr
+    entry = json.loads((tmp_path / "four" / "mlp.manifest.json").read_text())["inputs"][0]
+    assert entry["shape"] == [4, 16] and "open_dims" not in entry
 
 
 def test_build_is_byte_identical_across_runs_and_hash_seeds(models_dir, tmp_path):

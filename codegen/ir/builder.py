@@ -43,8 +43,9 @@ class GraphBuilder:
         self._counter[base] = n + 1
         return f"{base}_{n}"
 
-    def input(self, name: str, dtype: str, shape: Sequence[int], quant: Quant | None = None) -> str:
-        self.g.add_value(Value(name, dtype, tuple(int(d) for d in shape), quant))
+    def input(self, name: str, dtype: str, shape: Sequence[int], quant: Quant | None = None,
+              open_dims: Sequence[int] = ()) -> str:
+        self.g.add_value(Value(name, dtype, tuple(int(d) for d in shape), quant, open_dims=tuple(open_dims)))
         self.g.inputs.append(name)
         return name
 

@@ -138,6 +138,10 @@ class Value:
     # A streaming model's variable as it stands when a call starts: a graph input while the
     # passes run, kept in the persistent state region by the generated code (codegen/lower/state.py).
     state: "StateVar | None" = field(default=None, repr=False)
+    # A graph input's dimensions that the model leaves without a size and no --input-shape gave
+    # (an ONNX dynamic batch): compiled at their size in `shape`, 1; the manifest lists them and
+    # `kiln build` says so. (A TFLite input's -1 in its shape signature has the size in its shape.)
+    open_dims: tuple[int, ...] = ()
 
     @property
     def is_const(self) -> bool:

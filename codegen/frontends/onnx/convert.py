@@ -118,7 +118,8 @@ def build_graph(model: OnnxModel, input_shapes: dict[str, tuple[int, ...]],
         if vi.name in specialized:
             specialize_input(ctx, vi, dtype, specialized[vi.name], input_shapes.get(vi.name))
             continue
-        b.input(vi.name, dtype, input_shape(vi, input_shapes.get(vi.name)))
+        given = input_shapes.get(vi.name)
+        b.input(vi.name, dtype, input_shape(vi, given), open_dims=open_batch(vi) if given is None else ())
         if bind_empty_input(ctx, vi.name):
             continue
         ctx.bind(vi.name, vi.name)
@@ -317,6 +318,12 @@ def input_shape(vi: onnx.ValueInfoProto, given: tuple[int, ...] | None) -> tuple
         raise KilnError(f"graph input has dynamic dimension(s) {', '.join(map(str, dynamic))} "
                         f"(shape [{shown}]); {hint}", node=name)
     return tuple(dims)
+
+
+def open_batch(vi: onnx.ValueInfoProto) -> tuple[int, ...]:
+    """(0,) where the input's first dimension is dynamic (input_shape compiles it as 1)."""
+    dims = vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") else []
+    return (0,) if dims and not (dims[0].HasField("dim_value") and dims[0].dim_value >= 0) else ()
 
 
 def specialize_input(ctx: ConvertContext, vi: onnx.ValueInfoProto, dtype: str, values: np.ndarray,
